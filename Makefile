@@ -1,0 +1,74 @@
+# The course's verbs. Every target sets up .venv first if needed (see `setup`).
+# Switches you can override:  make autograde JOBS=4   make check NB=notebooks/01_tensors/01_tensors.ipynb
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+STAMP  := $(VENV)/.installed
+JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
+NB     ?=
+BUNDLE_DIR ?= bundle
+# pip's local mirror prints one harmless warning per package; keep the log readable.
+QUIET_PIP := grep -v "is ignored: it is neither a file nor a directory" || true
+
+.PHONY: help setup lock lab test doctor outputs release autograde feedback grades check student-bundle bench-grading clean
+
+help:  ## list the verbs
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s "$$(printf '\t')"
+
+setup: $(STAMP)  ## create .venv and install the locked dependencies (seconds when nothing changed)
+
+$(STAMP): requirements.lock pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --disable-pip-version-check -q -r requirements.lock 2>&1 | $(QUIET_PIP)
+	$(PY) -m pip install --disable-pip-version-check -q --no-deps -e . 2>&1 | $(QUIET_PIP)
+	$(PY) -c "import torch, torchvision, nbgrader, nbval, jupyterlab, torchcourse, grader"
+	@touch $@
+
+lock:  ## regenerate requirements.lock from pyproject.toml (universal: platform markers for every OS)
+	@test -x $(VENV)/bin/uv || $(PY) -m pip install -q uv
+	$(VENV)/bin/uv pip compile --universal --python-version 3.10 pyproject.toml -o requirements.lock
+
+lab: setup  ## start JupyterLab on the course (nbgrader's assignment list and validate included)
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=.
+
+# COURSE_QUICK shortens training and COURSE_OFFLINE uses the FashionMNIST stand-in, as in CI,
+# so that nbval compares against the outputs committed in solutions/.
+test: setup  ## run the whole suite: harness tests, end-to-end grading, nbval on solutions/
+	COURSE_QUICK=1 COURSE_OFFLINE=1 $(PY) -m pytest tests
+	COURSE_QUICK=1 COURSE_OFFLINE=1 $(PY) -m pytest --nbval solutions --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 300 -p no:cacheprovider
+
+doctor: setup  ## check Python, torch, nbgrader, jupyterlab, CPU threads, CUDA and MPS
+	$(PY) -m torchcourse.doctor
+
+outputs: setup  ## re-execute solutions/ in place, as CI does, to refresh the committed outputs
+	COURSE_QUICK=1 COURSE_OFFLINE=1 $(PY) -m grader outputs
+
+release: setup  ## solutions/ -> notebooks/ for every chapter (nbgrader generate_assignment)
+	$(PY) -m grader release
+
+autograde: setup  ## grade everything in submitted/ (nbgrader autograde)
+	$(PY) -m grader autograde --jobs $(JOBS)
+
+feedback: setup  ## HTML feedback for every graded submission (nbgrader generate_feedback)
+	$(PY) -m grader feedback
+
+grades: setup  ## export the gradebook to grades.csv (nbgrader export)
+	$(VENV)/bin/nbgrader export --to grades.csv
+
+check: setup  ## run a notebook's visible tests: make check NB=notebooks/01_tensors/01_tensors.ipynb
+	@test -n "$(NB)" || { echo "usage: make check NB=<path to notebook>"; exit 2; }
+	$(PY) -m grader check "$(NB)"
+
+student-bundle: setup  ## what students get, without solutions or hidden tests: make student-bundle BUNDLE_DIR=dir
+	$(PY) -m grader bundle "$(BUNDLE_DIR)"
+
+bench-grading: setup  ## grade a class serially and in parallel; prints the speed-up ratio last
+	$(PY) -m grader bench
+
+clean:  ## remove the virtual environment and nbgrader's working folders
+	rm -rf $(VENV) autograded feedback gradebook.db grades.csv

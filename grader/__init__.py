@@ -1,0 +1,1 @@
+"""The grading harness: wraps nbgrader for releasing, grading and self-checking the course."""

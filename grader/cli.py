@@ -1,0 +1,79 @@
+"""`python -m grader <verb>`: what the Makefile's instructor and student verbs call."""
+import argparse
+import sys
+
+
+def _release(args):
+    from grader.release import release
+    for name in release(args.chapters):
+        print(f"released {name}")
+    return 0
+
+
+def _outputs(args):
+    from grader.outputs import refresh
+    refresh(args.chapters)
+    return 0
+
+
+def _autograde(args):
+    from grader.autograde import autograde_all
+    return autograde_all(jobs=args.jobs)
+
+
+def _feedback(args):
+    from grader.course import run_nbgrader
+    proc = run_nbgrader("generate_feedback", "--force", check=False)
+    sys.stdout.write(proc.stdout + proc.stderr)
+    return proc.returncode
+
+
+def _check(args):
+    from grader.selfcheck import main as check_main
+    return check_main(args.notebook)
+
+
+def _bundle(args):
+    from grader.bundle import write_bundle
+    write_bundle(args.dest)
+    return 0
+
+
+def _bench(args):
+    from grader.bench import main as bench_main
+    return bench_main(students=args.students)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
+    verbs = parser.add_subparsers(dest="verb", required=True)
+
+    p = verbs.add_parser("release", help="solutions/ -> notebooks/ (nbgrader generate_assignment)")
+    p.add_argument("chapters", nargs="*")
+    p.set_defaults(func=_release)
+
+    p = verbs.add_parser("outputs", help="re-execute solution notebooks in place")
+    p.add_argument("chapters", nargs="*")
+    p.set_defaults(func=_outputs)
+
+    p = verbs.add_parser("autograde", help="grade everything in submitted/")
+    p.add_argument("--jobs", type=int, default=1)
+    p.set_defaults(func=_autograde)
+
+    p = verbs.add_parser("feedback", help="feedback HTML for graded submissions")
+    p.set_defaults(func=_feedback)
+
+    p = verbs.add_parser("check", help="run a notebook's visible tests and print a table")
+    p.add_argument("notebook")
+    p.set_defaults(func=_check)
+
+    p = verbs.add_parser("bundle", help="write the student bundle")
+    p.add_argument("dest")
+    p.set_defaults(func=_bundle)
+
+    p = verbs.add_parser("bench", help="serial vs parallel grading of a generated class")
+    p.add_argument("--students", type=int, default=20)
+    p.set_defaults(func=_bench)
+
+    args = parser.parse_args(argv)
+    return args.func(args)

@@ -1,0 +1,32 @@
+"""nbgrader configuration: the repository root is the course directory.
+
+Instructors run plain nbgrader here (generate_assignment, autograde, generate_feedback, export,
+the formgrader in JupyterLab); the Makefile verbs and `python -m grader` wrap the same commands.
+Each setting below guards against a pitfall that tests/test_nbgrader_config.py exercises.
+"""
+import os
+
+c = get_config()  # noqa: F821 (injected by traitlets)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+c.CourseDirectory.root = HERE
+c.CourseDirectory.course_id = "pytorch-course"
+c.CourseDirectory.source_directory = "solutions"   # instructor notebooks with solutions + hidden tests
+c.CourseDirectory.release_directory = "notebooks"  # the student version, committed, generated
+c.Exchange.root = os.path.join(HERE, ".exchange")   # local exchange, so the assignment list works
+
+# The per-cell limit. It must be Execute.timeout: ExecutePreprocessor.timeout is silently ignored.
+# A cell that runs longer is interrupted and scores 0; the rest of the notebook still runs.
+c.Execute.timeout = 120
+
+# nbgrader gives 0 to any test cell that writes to stderr, and a PyTorch or matplotlib warning is
+# enough. Drop stderr chunks that are warnings; errors (tracebacks) still count as failures.
+c.IgnorePattern.enabled = True
+c.IgnorePattern.pattern = r"\w*Warning: |warnings\.warn\("
+
+# Students delete test cells; put them back (from the gradebook) before grading.
+c.OverwriteCells.add_missing_cells = True
+
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+c.ClearSolutions.text_stub = "YOUR ANSWER HERE"

@@ -1,0 +1,39 @@
+"""Shared fixtures: one disposable copy of the course, released once per test session."""
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from grader.course import REPO_ROOT, chapters, run_nbgrader
+from grader.release import release
+from grader.submissions import copy_course
+
+ANSWERS_DIR = Path(__file__).parent / "answers"
+
+
+@pytest.fixture(scope="session")
+def course(tmp_path_factory) -> Path:
+    """A copy of the repository as an nbgrader course, with every chapter released into it.
+
+    Its gradebook and submissions are private to the test session; the real repo is untouched.
+    """
+    dest = copy_course(tmp_path_factory.mktemp("course") / "course")
+    release(course=dest)
+    return dest
+
+
+def load_answers(chapter: str):
+    """tests/answers/<chapter>.py: the ALTERNATIVE and WRONG answers for every solution cell."""
+    path = ANSWERS_DIR / f"{chapter}.py"
+    spec = importlib.util.spec_from_file_location(f"answers_{chapter}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+ALL_CHAPTERS = chapters(REPO_ROOT)
+
+
+def grade_assignment(assignment: str, course: Path, *extra_args) -> None:
+    """Autograde every submission of one assignment in `course` with plain nbgrader."""
+    run_nbgrader("autograde", assignment, "--force", *extra_args, course=course)

@@ -1,0 +1,82 @@
+"""End to end through nbgrader, per chapter: four students hand in four versions.
+
+- `reference`: the solution notebook itself            -> full marks
+- `untouched`: the student release, as downloaded      -> 0
+- `alternative`: every exercise answered correctly, but written differently (tests/answers)
+                                                       -> full points on every test cell
+- `wrong`: every exercise answered with a plausible mistake (tests/answers)
+                                                       -> 0 on every test cell
+"""
+import pytest
+
+from conftest import ALL_CHAPTERS, grade_assignment, load_answers
+from grader.course import REPO_ROOT
+from grader.gradebook import cell_scores
+from grader.submissions import (grade_cell_ids, place_submission, release_copy, solution_cell_ids,
+                                solution_copy, with_answers)
+
+
+@pytest.fixture(scope="module")
+def graded(course):
+    """Grade all four students for every chapter (in parallel), once for this module."""
+    results = {}
+    for chapter in ALL_CHAPTERS:
+        answers = load_answers(chapter)
+        reference = solution_copy(chapter, course)
+        place_submission(course, "reference", chapter, reference)
+        place_submission(course, "untouched", chapter, release_copy(chapter, course))
+        place_submission(course, "alternative", chapter, with_answers(reference, answers.ALTERNATIVE))
+        place_submission(course, "wrong", chapter, with_answers(reference, answers.WRONG))
+    for chapter in ALL_CHAPTERS:
+        grade_assignment(chapter, course=course)
+        results[chapter] = {student: cell_scores(course, chapter, student)
+                            for student in ("reference", "untouched", "alternative", "wrong")}
+    return results
+
+
+@pytest.mark.parametrize("chapter", ALL_CHAPTERS)
+def test_answers_cover_every_exercise(chapter):
+    answers = load_answers(chapter)
+    ids = set(solution_cell_ids(solution_copy(chapter, REPO_ROOT)))
+    assert set(answers.ALTERNATIVE) == ids, "tests/answers: one ALTERNATIVE per solution cell"
+    assert set(answers.WRONG) == ids, "tests/answers: one WRONG per solution cell"
+    for grade_id in ids:
+        assert answers.ALTERNATIVE[grade_id].strip() != answers.WRONG[grade_id].strip()
+
+
+@pytest.mark.parametrize("chapter", ALL_CHAPTERS)
+def test_every_test_cell_has_hidden_tests_and_points(chapter):
+    nb = solution_copy(chapter, REPO_ROOT)
+    graded_cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    assert len(graded_cells) >= 5, "every chapter has at least 5 graded exercises"
+    for cell in graded_cells:
+        meta = cell.metadata["nbgrader"]
+        assert meta.get("points", 0) > 0 and meta.get("locked"), f"{meta['grade_id']}: points and locked"
+        assert "### BEGIN HIDDEN TESTS" in cell.source, f"{meta['grade_id']} has no hidden tests"
+
+
+@pytest.mark.parametrize("chapter", ALL_CHAPTERS)
+def test_reference_solution_scores_full_marks(graded, chapter):
+    scores = graded[chapter]["reference"]
+    lost = {name: s for name, s in scores.items() if s[0] != s[1]}
+    assert not lost, f"the reference solution lost points: {lost}"
+
+
+@pytest.mark.parametrize("chapter", ALL_CHAPTERS)
+def test_untouched_release_scores_zero(graded, chapter):
+    scores = graded[chapter]["untouched"]
+    assert scores and sum(s for s, _ in scores.values()) == 0, f"points for doing nothing: {scores}"
+
+
+@pytest.mark.parametrize("chapter", ALL_CHAPTERS)
+def test_alternative_answers_score_full_marks(graded, chapter):
+    scores = graded[chapter]["alternative"]
+    lost = {name: s for name, s in scores.items() if s[0] != s[1]}
+    assert not lost, f"a correct answer written differently lost points: {lost}"
+
+
+@pytest.mark.parametrize("chapter", ALL_CHAPTERS)
+def test_wrong_answers_score_zero(graded, chapter):
+    scores = graded[chapter]["wrong"]
+    passed = {name: s for name, s in scores.items() if s[0]}
+    assert not passed, f"a plausible wrong answer got points: {passed}"

@@ -1,0 +1,109 @@
+"""What every script in ddp_scripts/ does the same way: join the process group, pick the
+device, leave cleanly, and write a small per-rank report that the tests read.
+
+Launch any of the scripts with torchrun, which sets RANK, LOCAL_RANK, WORLD_SIZE and the
+rendezvous address in the environment of each process it starts:
+
+    torchrun --standalone --nproc_per_node=2 ddp_scripts/toy_ddp.py
+
+Chapter 10 explains each function; the scripts import them from here.
+"""
+import hashlib
+import json
+import os
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+
+
+@dataclass
+class DistContext:
+    """Where this process stands in the job."""
+    rank: int            # 0 .. world_size-1, unique over all machines
+    local_rank: int      # index of this process on its machine: picks the GPU
+    world_size: int      # number of processes (model replicas) in the job
+    backend: str         # "nccl" or "gloo"
+    device: torch.device
+
+    @property
+    def is_main(self) -> bool:
+        """Rank 0 alone prints summaries and writes checkpoints."""
+        return self.rank == 0
+
+
+def choose_backend(local_world_size: int = 1) -> str:
+    """nccl when every process on this machine can have a GPU of its own, gloo otherwise.
+
+    NCCL refuses two ranks on one GPU, so 2 processes on a 1-GPU machine fall back to gloo
+    on the CPU; that keeps `--nproc_per_node=2` working everywhere.
+    """
+    if torch.cuda.is_available() and torch.cuda.device_count() >= local_world_size:
+        return "nccl"
+    return "gloo"
+
+
+def setup(rank=None, world_size=None, local_rank=None) -> DistContext:
+    """Join the process group. Under torchrun, read rank and world size from the environment;
+    under mp.spawn, pass them in (MASTER_ADDR and MASTER_PORT must already be set)."""
+    rank = int(os.environ["RANK"]) if rank is None else rank
+    world_size = int(os.environ["WORLD_SIZE"]) if world_size is None else world_size
+    if local_rank is None:
+        local_rank = int(os.environ.get("LOCAL_RANK", rank))
+    local_world_size = int(os.environ.get("LOCAL_WORLD_SIZE", world_size))
+    backend = choose_backend(local_world_size)
+    if backend == "nccl":
+        torch.cuda.set_device(local_rank)   # before any collective: one GPU per process
+        device = torch.device("cuda", local_rank)
+    else:
+        device = torch.device("cpu")
+    dist.init_process_group(backend=backend, rank=rank, world_size=world_size)
+    return DistContext(rank, local_rank, world_size, backend, device)
+
+
+def teardown(ctx: DistContext) -> None:
+    """Leave the process group. The barrier matters: with gloo on torch 2.14, destroying the
+    group while the other rank is still finishing its last all-reduce aborted about 1 run in 3
+    ("terminate called without an active exception"); waiting for everyone first fixed it."""
+    if not dist.is_initialized():
+        return
+    if ctx.backend == "nccl":
+        dist.barrier(device_ids=[ctx.local_rank])
+    else:
+        dist.barrier()
+    dist.destroy_process_group()
+
+
+def ddp_device_ids(ctx: DistContext):
+    """`device_ids` for DistributedDataParallel: [local_rank] on a GPU, None on the CPU."""
+    return [ctx.local_rank] if ctx.device.type == "cuda" else None
+
+
+def free_port() -> int:
+    """A TCP port that is free right now (for mp.spawn, which has no torchrun to pick one)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def params_hash(model: torch.nn.Module) -> str:
+    """SHA-256 of every parameter's bytes, in order: equal hashes = bit-identical replicas."""
+    digest = hashlib.sha256()
+    for name, param in model.named_parameters():
+        digest.update(name.encode())
+        digest.update(param.detach().to("cpu", torch.float32).contiguous().numpy().tobytes())
+    return digest.hexdigest()
+
+
+def write_rank_report(out_dir, ctx: DistContext, **fields) -> Path:
+    """Save `rank<N>.json` in out_dir: who this rank was plus whatever the script adds
+    (the sample indices it saw, its final parameter hash, ...). Tests read these files."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    report = {"rank": ctx.rank, "world_size": ctx.world_size, "backend": ctx.backend,
+              "device": str(ctx.device), **fields}
+    path = out_dir / f"rank{ctx.rank}.json"
+    path.write_text(json.dumps(report, indent=1))
+    return path
