@@ -34,7 +34,8 @@ lock:  ## regenerate requirements.lock from pyproject.toml (universal: platform 
 	$(VENV)/bin/uv pip compile --universal --python-version 3.10 pyproject.toml -o requirements.lock
 
 lab: setup  ## start JupyterLab on the course (nbgrader's assignment list and validate included)
-	$(VENV)/bin/jupyter lab --ServerApp.root_dir=.
+	@mkdir -p .exchange  # nbgrader's local exchange: the assignment list needs it to exist
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=. $(LAB_ARGS) $(if $(filter 0,$(shell id -u)),--allow-root)
 
 # COURSE_QUICK shortens training and COURSE_OFFLINE uses the FashionMNIST stand-in, as in CI,
 # so that nbval compares against the outputs committed in solutions/.
