@@ -18,7 +18,7 @@ QUIET_PIP := grep -v "is ignored: it is neither a file nor a directory" || true
 .PHONY: help setup lock lab test doctor outputs release autograde feedback grades check student-bundle bench-grading clean
 
 help:  ## list the verbs
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s "$$(printf '\t')"
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
 
 setup: $(STAMP)  ## create .venv and install the locked dependencies (seconds when nothing changed)
 
