@@ -5,13 +5,12 @@ Each script runs once here and writes, per rank, the sample indices it trained o
 of its final parameters (--out-dir); rank 0 saves a checkpoint. The tests read those files:
 identical replicas, disjoint shards that cover the data, the same result as one process
 training on the global batch, and a checkpoint that loads into a plain model.
-tests/test_ddp_stress.py runs every script 10 times in a row (COURSE_DDP_STRESS=1).
+The last test runs every script 10 times in a row; it is opt-in (COURSE_DDP_STRESS=1).
 """
 import importlib.util
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,36 +18,19 @@ import torch
 import torch.nn.functional as F
 from torch.utils.data.distributed import DistributedSampler
 
-from torchcourse.distributed import params_hash
+from torchcourse.distributed import SCRIPTS_DIR, launch, params_hash
 from torchcourse.models import NeuralNetwork
 
-REPO = Path(__file__).resolve().parent.parent
-SCRIPTS = REPO / "ddp_scripts"
+SCRIPTS = SCRIPTS_DIR
 NPROC = 2
 TIMEOUT = 180  # seconds for one launch; a healthy one takes about 10 s on 2 busy cores
 
 
-def ddp_env() -> dict:
-    """CPU only (gloo), one thread per process, offline data."""
-    return dict(os.environ, OMP_NUM_THREADS="1", CUDA_VISIBLE_DEVICES="", COURSE_OFFLINE="1",
-                PYTHONUNBUFFERED="1")
-
-
-def launch_command(script: str, *args, launcher: str = "torchrun") -> list:
-    path = str(SCRIPTS / script)
-    if launcher == "torchrun":
-        return [sys.executable, "-m", "torch.distributed.run", "--standalone",
-                f"--nproc_per_node={NPROC}", path, *map(str, args)]
-    return [sys.executable, path, "--nprocs", str(NPROC), *map(str, args)]
-
-
 def run_script(script: str, *args, launcher: str = "torchrun") -> subprocess.CompletedProcess:
-    """Launch a script with 2 processes; fail with its output if it does not exit cleanly."""
-    proc = subprocess.run(launch_command(script, *args, launcher=launcher), cwd=REPO,
-                          env=ddp_env(), capture_output=True, text=True, timeout=TIMEOUT)
-    output = f"--- stdout\n{proc.stdout[-3000:]}\n--- stderr\n{proc.stderr[-3000:]}"
-    assert proc.returncode == 0, f"{script} exited with {proc.returncode}\n{output}"
-    assert "terminate called" not in proc.stderr, f"{script} aborted at exit\n{output}"
+    """Launch a script with 2 CPU processes (gloo) on offline data; it must exit cleanly."""
+    proc = launch(script, *args, nproc=NPROC, launcher=launcher, cpu_only=True, timeout=TIMEOUT,
+                  env={"COURSE_OFFLINE": "1"})
+    assert "terminate called" not in proc.stderr, f"{script} aborted at exit:\n{proc.stderr[-3000:]}"
     return proc
 
 

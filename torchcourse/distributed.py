@@ -6,12 +6,17 @@ rendezvous address in the environment of each process it starts:
 
     torchrun --standalone --nproc_per_node=2 ddp_scripts/toy_ddp.py
 
-Chapter 10 explains each function; the scripts import them from here.
+Chapter 10 explains each function; the scripts import them from here, and the chapter and
+tests/test_ddp.py start the scripts with `launch` (multiprocessing does not work inside a
+notebook, so DDP always runs in separate processes).
 """
 import hashlib
 import json
 import os
+import signal
 import socket
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,3 +112,73 @@ def write_rank_report(out_dir, ctx: DistContext, **fields) -> Path:
     path = out_dir / f"rank{ctx.rank}.json"
     path.write_text(json.dumps(report, indent=1))
     return path
+
+
+SCRIPTS_DIR = Path(__file__).resolve().parent.parent / "ddp_scripts"
+
+
+def launch_command(script, *args, nproc: int = 2, launcher: str = "torchrun") -> list:
+    """The command line that starts `script` (a path, or a file name in ddp_scripts/) on
+    `nproc` processes: `torchrun --standalone --nproc_per_node=N script ...`, spelled with this
+    interpreter, or `python script --nprocs N ...` for a script that spawns its own workers."""
+    path = Path(script)
+    if not path.is_absolute() and not path.exists():
+        path = SCRIPTS_DIR / path
+    args = [str(a) for a in args]
+    if launcher == "torchrun":
+        return [sys.executable, "-m", "torch.distributed.run", "--standalone",
+                f"--nproc_per_node={nproc}", str(path), *args]
+    if launcher == "spawn":
+        return [sys.executable, str(path), "--nprocs", str(nproc), *args]
+    raise ValueError(f"launcher must be 'torchrun' or 'spawn', not {launcher!r}")
+
+
+def _stop(proc: subprocess.Popen):
+    """End a job that hangs: SIGTERM first (torchrun passes it on to its workers, which run in
+    sessions of their own), SIGKILL to whatever is left 30 s later. Returns its output."""
+    group_signal = getattr(os, "killpg", None)
+    for sig, grace in [(signal.SIGTERM, 30), (getattr(signal, "SIGKILL", signal.SIGTERM), None)]:
+        try:
+            if group_signal is not None:
+                group_signal(proc.pid, sig)
+            else:
+                proc.send_signal(sig)
+        except ProcessLookupError:
+            pass
+        try:
+            return proc.communicate(timeout=grace)
+        except subprocess.TimeoutExpired:
+            continue
+    return proc.communicate()
+
+
+def launch(script, *args, nproc: int = 2, launcher: str = "torchrun", cpu_only: bool = False,
+           timeout: float = 180, cwd=None, env=None) -> subprocess.CompletedProcess:
+    """Run a DDP script in child processes and wait for it; raise with its output if it fails.
+
+    One thread per process (OMP_NUM_THREADS=1) so that 2 processes share 2 cores fairly;
+    cpu_only hides the GPUs (gloo on the CPU, results that match a CPU run exactly);
+    env adds variables to the children's environment.
+    """
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1", **(env or {}))
+    if cpu_only:
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    command = launch_command(script, *args, nproc=nproc, launcher=launcher)
+    # A session of its own, so that a hung job can be stopped with all its worker processes.
+    with subprocess.Popen(command, cwd=cwd or SCRIPTS_DIR.parent, env=env, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          start_new_session=True) as proc:
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            stdout, stderr = _stop(proc)
+            raise RuntimeError(f"{Path(script).name} did not finish within {timeout} s "
+                               f"(a rank waiting forever for the others?)\n"
+                               f"--- stdout (end)\n{stdout[-3000:]}\n"
+                               f"--- stderr (end)\n{stderr[-3000:]}") from None
+    result = subprocess.CompletedProcess(command, proc.returncode, stdout, stderr)
+    if result.returncode != 0:
+        raise RuntimeError(f"{Path(script).name} exited with code {result.returncode}\n"
+                           f"--- stdout (end)\n{stdout[-3000:]}\n"
+                           f"--- stderr (end)\n{stderr[-3000:]}")
+    return result

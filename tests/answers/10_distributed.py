@@ -1,0 +1,126 @@
+"""Answers for 10_distributed that the reference does not use: each must be graded as described.
+
+ALTERNATIVE: correct, written differently -> full points.
+WRONG: a mistake a student plausibly makes -> no points.
+"""
+
+ALTERNATIVE = {
+    "shard_indices": '''
+def shard_indices(n, world_size, rank):
+    per_rank = -(-n // world_size)   # ceiling division
+    return [(rank + k * world_size) % n for k in range(per_rank)]
+''',
+    "scale_for_ddp": '''
+def scale_for_ddp(base_lr, per_gpu_batch, num_gpus):
+    global_batch = int(per_gpu_batch * num_gpus)
+    return (global_batch, float(base_lr) * global_batch / per_gpu_batch)
+''',
+    "allreduce_ms": '''
+def allreduce_ms(num_params, bandwidth_gb_per_s, num_gpus, bytes_per_value=4):
+    gigabytes = num_params * bytes_per_value / 1e9
+    ring = 2 * (num_gpus - 1) / num_gpus
+    return float(gigabytes / bandwidth_gb_per_s * ring * 1e3)
+''',
+    "adamw_fp32_gb": '''
+def adamw_fp32_gb(num_params):
+    weights = grads = exp_avg = exp_avg_sq = 4 * num_params
+    return (weights + grads + exp_avg + exp_avg_sq) / 1e9
+''',
+    "choose_strategy": '''
+def choose_strategy(num_params, gpu_memory_gb):
+    if adamw_fp32_gb(num_params) > gpu_memory_gb:
+        return "FSDP"
+    return "DDP"
+''',
+    # environment variables instead of get_rank, a sampler that asks the process group for
+    # rank and world size, torch.save of a str path, the rank test via dist.get_rank()
+    "ddp_main": '''
+def ddp_main(out_dir, epochs=2, lr=0.5, batch_size=2, seed=123):
+    import os
+    out_dir = Path(out_dir)
+    dist.init_process_group("gloo")
+    rank = int(os.environ["RANK"])
+    world_size = int(os.environ["WORLD_SIZE"])
+    (X, y), _ = toy_data()
+    dataset = ToyDataset(torch.cat([X, X + 0.05]), torch.cat([y, y]))  # 10 samples
+    sampler = DistributedSampler(dataset, seed=seed)
+    loader = DataLoader(dataset, batch_size, shuffle=False, sampler=sampler)
+    torch.manual_seed(seed)
+    net = NeuralNetwork(2, 2)
+    model = DDP(net, device_ids=None)
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    seen = []
+    for epoch in range(epochs):
+        loader.sampler.set_epoch(epoch)
+        seen.append([int(i) for i in sampler])
+        for features, labels in loader:
+            loss = F.cross_entropy(model(features), labels)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    report = {"rank": rank, "seen": seen, "params": params_hash(model.module)}
+    (out_dir / f"rank{rank}.json").write_text(json.dumps(report))
+    if dist.get_rank() == 0:
+        torch.save(net.state_dict(), str(out_dir / "model.pt"))
+    dist.barrier()
+    dist.destroy_process_group()
+''',
+}
+
+WRONG = {
+    # contiguous blocks instead of round-robin dealing
+    "shard_indices": '''
+def shard_indices(n, world_size, rank):
+    per = math.ceil(n / world_size)
+    return list(range(rank * per, min(n, (rank + 1) * per)))
+''',
+    # forgets to scale the learning rate
+    "scale_for_ddp": '''
+def scale_for_ddp(base_lr, per_gpu_batch, num_gpus):
+    return per_gpu_batch * num_gpus, base_lr
+''',
+    # the time to move the data once, without the ring factor
+    "allreduce_ms": '''
+def allreduce_ms(num_params, bandwidth_gb_per_s, num_gpus, bytes_per_value=4):
+    return 1000 * num_params * bytes_per_value / (bandwidth_gb_per_s * 1e9)
+''',
+    # weights and gradients, no optimizer state
+    "adamw_fp32_gb": '''
+def adamw_fp32_gb(num_params):
+    return num_params * (4 + 4) / 1e9
+''',
+    # counts only the weights
+    "choose_strategy": '''
+def choose_strategy(num_params, gpu_memory_gb):
+    return "DDP" if 4 * num_params / 1e9 <= gpu_memory_gb else "FSDP"
+''',
+    # never wraps the model in DDP: the replicas train apart
+    "ddp_main": '''
+def ddp_main(out_dir, epochs=2, lr=0.5, batch_size=2, seed=123):
+    out_dir = Path(out_dir)
+    dist.init_process_group(backend="gloo")
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    (X, y), _ = toy_data()
+    dataset = ToyDataset(torch.cat([X, X + 0.05]), torch.cat([y, y]))  # 10 samples
+    sampler = DistributedSampler(dataset, num_replicas=world_size, rank=rank, shuffle=True, seed=seed)
+    loader = DataLoader(dataset, batch_size=batch_size, sampler=sampler)
+    torch.manual_seed(seed)
+    model = NeuralNetwork(2, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    seen = []
+    for epoch in range(epochs):
+        sampler.set_epoch(epoch)
+        seen.append([int(i) for i in sampler])
+        for features, labels in loader:
+            loss = F.cross_entropy(model(features), labels)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    report = {"rank": rank, "seen": seen, "params": params_hash(model)}
+    (out_dir / f"rank{rank}.json").write_text(json.dumps(report))
+    if rank == 0:
+        torch.save(model.state_dict(), out_dir / "model.pt")
+    dist.barrier()
+    dist.destroy_process_group()
+''',
+}
