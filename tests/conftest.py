@@ -1,5 +1,6 @@
 """Shared fixtures: one disposable copy of the course, released once per test session."""
 import importlib.util
+import shutil
 from pathlib import Path
 
 import pytest
@@ -12,13 +13,19 @@ ANSWERS_DIR = Path(__file__).parent / "answers"
 
 
 @pytest.fixture(scope="session")
-def course(tmp_path_factory) -> Path:
-    """A copy of the repository as an nbgrader course, with every chapter released into it.
-
-    Its gradebook and submissions are private to the test session; the real repo is untouched.
-    """
-    dest = copy_course(tmp_path_factory.mktemp("course") / "course")
+def released_course(tmp_path_factory) -> Path:
+    """A copy of the repository as an nbgrader course, every chapter released (once per session)."""
+    dest = copy_course(tmp_path_factory.mktemp("released") / "course")
     release(course=dest)
+    return dest
+
+
+@pytest.fixture(scope="module")
+def course(released_course, tmp_path_factory) -> Path:
+    """A private copy of the released course for one test module: its own gradebook and
+    submissions, so modules never grade each other's students. The real repo is untouched."""
+    dest = tmp_path_factory.mktemp("course") / "course"
+    shutil.copytree(released_course, dest)
     return dest
 
 

@@ -16,22 +16,26 @@ from grader.submissions import (grade_cell_ids, place_submission, release_copy, 
                                 solution_copy, with_answers)
 
 
+STUDENTS = ("reference", "untouched", "alternative", "wrong")
+
+
 @pytest.fixture(scope="module")
 def graded(course):
-    """Grade all four students for every chapter (in parallel), once for this module."""
-    results = {}
-    for chapter in ALL_CHAPTERS:
-        answers = load_answers(chapter)
-        reference = solution_copy(chapter, course)
-        place_submission(course, "reference", chapter, reference)
-        place_submission(course, "untouched", chapter, release_copy(chapter, course))
-        place_submission(course, "alternative", chapter, with_answers(reference, answers.ALTERNATIVE))
-        place_submission(course, "wrong", chapter, with_answers(reference, answers.WRONG))
-    for chapter in ALL_CHAPTERS:
-        grade_assignment(chapter, course=course)
-        results[chapter] = {student: cell_scores(course, chapter, student)
-                            for student in ("reference", "untouched", "alternative", "wrong")}
-    return results
+    """{chapter: {student: cell scores}}, each chapter graded the first time a test asks for it."""
+    cache = {}
+
+    def scores(chapter):
+        if chapter not in cache:
+            answers = load_answers(chapter)
+            reference = solution_copy(chapter, course)
+            place_submission(course, "reference", chapter, reference)
+            place_submission(course, "untouched", chapter, release_copy(chapter, course))
+            place_submission(course, "alternative", chapter, with_answers(reference, answers.ALTERNATIVE))
+            place_submission(course, "wrong", chapter, with_answers(reference, answers.WRONG))
+            grade_assignment(chapter, course)
+            cache[chapter] = {student: cell_scores(course, chapter, student) for student in STUDENTS}
+        return cache[chapter]
+    return scores
 
 
 @pytest.mark.parametrize("chapter", ALL_CHAPTERS)
@@ -57,26 +61,26 @@ def test_every_test_cell_has_hidden_tests_and_points(chapter):
 
 @pytest.mark.parametrize("chapter", ALL_CHAPTERS)
 def test_reference_solution_scores_full_marks(graded, chapter):
-    scores = graded[chapter]["reference"]
+    scores = graded(chapter)["reference"]
     lost = {name: s for name, s in scores.items() if s[0] != s[1]}
     assert not lost, f"the reference solution lost points: {lost}"
 
 
 @pytest.mark.parametrize("chapter", ALL_CHAPTERS)
 def test_untouched_release_scores_zero(graded, chapter):
-    scores = graded[chapter]["untouched"]
+    scores = graded(chapter)["untouched"]
     assert scores and sum(s for s, _ in scores.values()) == 0, f"points for doing nothing: {scores}"
 
 
 @pytest.mark.parametrize("chapter", ALL_CHAPTERS)
 def test_alternative_answers_score_full_marks(graded, chapter):
-    scores = graded[chapter]["alternative"]
+    scores = graded(chapter)["alternative"]
     lost = {name: s for name, s in scores.items() if s[0] != s[1]}
     assert not lost, f"a correct answer written differently lost points: {lost}"
 
 
 @pytest.mark.parametrize("chapter", ALL_CHAPTERS)
 def test_wrong_answers_score_zero(graded, chapter):
-    scores = graded[chapter]["wrong"]
+    scores = graded(chapter)["wrong"]
     passed = {name: s for name, s in scores.items() if s[0]}
     assert not passed, f"a plausible wrong answer got points: {passed}"

@@ -13,6 +13,7 @@ notebook, so DDP always runs in separate processes).
 import hashlib
 import json
 import os
+import platform
 import signal
 import socket
 import subprocess
@@ -58,6 +59,8 @@ def setup(rank=None, world_size=None, local_rank=None) -> DistContext:
     if local_rank is None:
         local_rank = int(os.environ.get("LOCAL_RANK", rank))
     local_world_size = int(os.environ.get("LOCAL_WORLD_SIZE", world_size))
+    if platform.system() == "Windows":   # PyTorch for Windows may be built without libuv
+        os.environ.setdefault("USE_LIBUV", "0")
     backend = choose_backend(local_world_size)
     if backend == "nccl":
         torch.cuda.set_device(local_rank)   # before any collective: one GPU per process
@@ -161,6 +164,8 @@ def launch(script, *args, nproc: int = 2, launcher: str = "torchrun", cpu_only: 
     env adds variables to the children's environment.
     """
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1", **(env or {}))
+    if platform.system() == "Windows":   # torchrun's store, too, needs libuv unless told not to
+        env.setdefault("USE_LIBUV", "0")
     if cpu_only:
         env["CUDA_VISIBLE_DEVICES"] = ""
     command = launch_command(script, *args, nproc=nproc, launcher=launcher)
