@@ -15,7 +15,7 @@ BUNDLE_DIR ?= bundle
 # pip's local mirror prints one harmless warning per package; keep the log readable.
 QUIET_PIP := grep -v "is ignored: it is neither a file nor a directory" || true
 
-.PHONY: help setup lock lab test doctor outputs release autograde feedback grades check student-bundle bench-grading clean
+.PHONY: help setup lock lab test doctor outputs release autograde feedback grades check student-bundle bench-grading stress-ddp clean
 
 help:  ## list the verbs
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
@@ -70,6 +70,9 @@ student-bundle: setup  ## what students get, without solutions or hidden tests: 
 
 bench-grading: setup  ## grade a class serially and in parallel; prints the speed-up ratio last
 	$(PY) -m grader bench
+
+stress-ddp: setup  ## run every DDP script 10 times in a row on 2 CPU processes (about 5 minutes)
+	COURSE_DDP_STRESS=1 COURSE_OFFLINE=1 $(PY) -m pytest tests/test_ddp.py -k ten_times
 
 clean:  ## remove the virtual environment and nbgrader's working folders
 	rm -rf $(VENV) autograded feedback gradebook.db grades.csv

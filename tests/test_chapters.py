@@ -7,6 +7,10 @@
 - `wrong`: every exercise answered with a plausible mistake (tests/answers)
                                                        -> 0 on every test cell
 """
+import os
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
 from conftest import ALL_CHAPTERS, grade_assignment, load_answers
@@ -19,23 +23,36 @@ from grader.submissions import (grade_cell_ids, place_submission, release_copy, 
 STUDENTS = ("reference", "untouched", "alternative", "wrong")
 
 
-@pytest.fixture(scope="module")
-def graded(course):
-    """{chapter: {student: cell scores}}, each chapter graded the first time a test asks for it."""
-    cache = {}
+def grade_chapter(chapter: str, course) -> dict:
+    """Hand in the four versions of one chapter in `course`, autograde, return their scores."""
+    answers = load_answers(chapter)
+    reference = solution_copy(chapter, course)
+    place_submission(course, "reference", chapter, reference)
+    place_submission(course, "untouched", chapter, release_copy(chapter, course))
+    place_submission(course, "alternative", chapter, with_answers(reference, answers.ALTERNATIVE))
+    place_submission(course, "wrong", chapter, with_answers(reference, answers.WRONG))
+    grade_assignment(chapter, course)
+    return {student: cell_scores(course, chapter, student) for student in STUDENTS}
 
-    def scores(chapter):
-        if chapter not in cache:
-            answers = load_answers(chapter)
-            reference = solution_copy(chapter, course)
-            place_submission(course, "reference", chapter, reference)
-            place_submission(course, "untouched", chapter, release_copy(chapter, course))
-            place_submission(course, "alternative", chapter, with_answers(reference, answers.ALTERNATIVE))
-            place_submission(course, "wrong", chapter, with_answers(reference, answers.WRONG))
-            grade_assignment(chapter, course)
-            cache[chapter] = {student: cell_scores(course, chapter, student) for student in STUDENTS}
-        return cache[chapter]
-    return scores
+
+@pytest.fixture(scope="module")
+def graded(request, released_course, tmp_path_factory):
+    """{chapter: {student: cell scores}} for the chapters the selected tests ask about.
+
+    Each chapter is graded in its own copy of the course (its own gradebook), so chapters are
+    graded in parallel, one nbgrader process per core, without sharing a sqlite file.
+    """
+    wanted = sorted({item.callspec.params["chapter"] for item in request.session.items
+                     if item.module is request.module and "graded" in item.fixturenames
+                     and hasattr(item, "callspec")})
+    copies = {}
+    for chapter in wanted:
+        copies[chapter] = tmp_path_factory.mktemp(f"grade_{chapter}") / "course"
+        shutil.copytree(released_course, copies[chapter])
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        futures = {chapter: pool.submit(grade_chapter, chapter, copies[chapter]) for chapter in wanted}
+        results = {chapter: future.result() for chapter, future in futures.items()}
+    return results.__getitem__
 
 
 @pytest.mark.parametrize("chapter", ALL_CHAPTERS)
