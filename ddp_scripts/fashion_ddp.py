@@ -18,6 +18,8 @@ The checkpoint is model.module.state_dict(): it loads into make_model() without 
 With --out-dir each rank writes DIR/rank<N>.json (sample indices per epoch, parameter hash).
 """
 import argparse
+import contextlib
+import io
 from pathlib import Path
 
 import torch
@@ -30,9 +32,8 @@ from torch.utils.data.distributed import DistributedSampler
 
 from torchcourse.distributed import (ddp_device_ids, params_hash, setup, teardown,
                                      write_rank_report)
-from torchcourse.fashion import default_transform, fashion_mnist
+from torchcourse.fashion import default_transform, fashion_mnist, is_standin
 from torchcourse.models import NeuralNetwork
-from torchcourse.settings import offline_data
 from torchcourse.training import accuracy
 
 
@@ -54,8 +55,10 @@ def build_parser():
     return parser
 
 
-def load_split(args, train: bool):
-    dataset = fashion_mnist(root=str(args.data_dir), train=train, transform=default_transform())
+def load_split(args, train: bool, quiet: bool):
+    # Only rank 0 may print (the stand-in banner too): other ranks' output would interleave.
+    with contextlib.redirect_stdout(io.StringIO()) if quiet else contextlib.nullcontext():
+        dataset = fashion_mnist(root=str(args.data_dir), train=train, transform=default_transform())
     if args.subset:
         dataset = Subset(dataset, range(min(args.subset, len(dataset))))
     return dataset
@@ -65,7 +68,8 @@ def load_data(ctx, args):
     """Rank 0 fetches (or generates) the files first; the others wait, then read them."""
     if not ctx.is_main:
         dist.barrier()
-    train_ds, test_ds = load_split(args, True), load_split(args, False)
+    quiet = not ctx.is_main
+    train_ds, test_ds = load_split(args, True, quiet), load_split(args, False, quiet)
     if ctx.is_main:
         dist.barrier()
     return train_ds, test_ds
@@ -76,7 +80,8 @@ def main(argv=None) -> None:
     ctx = setup()
     train_ds, test_ds = load_data(ctx, args)
     if ctx.is_main:
-        source = "the offline STAND-IN (not FashionMNIST)" if offline_data() else "FashionMNIST"
+        standin = is_standin(getattr(train_ds, "dataset", train_ds))   # Subset wraps the dataset
+        source = "the offline STAND-IN (not FashionMNIST)" if standin else "FashionMNIST"
         print(f"torch {torch.__version__} | backend {ctx.backend} | world size {ctx.world_size}"
               f" | data: {source}, {len(train_ds)} train / {len(test_ds)} test images", flush=True)
 

@@ -9,7 +9,9 @@ each sample a shifted, re-scaled, noisy copy of its class's prototype. It is wri
 FashionMNIST's own IDX files under <root>/offline-standin/FashionMNIST/raw/, so the real
 torchvision loader reads it, and kept apart from a real download in <root>/FashionMNIST/.
 """
+import os
 import struct
+import tempfile
 from pathlib import Path
 
 import torch
@@ -21,6 +23,7 @@ from torchcourse.settings import offline_data
 CLASSES = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
            "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"]
 MEAN, STD = 0.2860, 0.3530            # FashionMNIST's training-set pixel statistics
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"   # the repository's data/ (gitignored)
 STANDIN_DIR = "offline-standin"
 STANDIN_SIZES = {"train": 6000, "t10k": 1000}
 STANDIN_SEED = 2024
@@ -56,13 +59,22 @@ def _generate(n: int, prototypes: torch.Tensor, gen: torch.Generator):
     return pixels, labels.to(torch.uint8)
 
 
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Write to a temporary file, then rename: a reader never sees half a file, even when
+    several notebooks or DDP ranks create the stand-in at the same moment."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".")
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
 def _write_idx_images(path: Path, pixels: torch.Tensor) -> None:
     n, rows, cols = pixels.shape
-    path.write_bytes(struct.pack(">IIII", 0x0803, n, rows, cols) + pixels.numpy().tobytes())
+    _write_atomically(path, struct.pack(">IIII", 0x0803, n, rows, cols) + pixels.numpy().tobytes())
 
 
 def _write_idx_labels(path: Path, labels: torch.Tensor) -> None:
-    path.write_bytes(struct.pack(">II", 0x0801, len(labels)) + labels.numpy().tobytes())
+    _write_atomically(path, struct.pack(">II", 0x0801, len(labels)) + labels.numpy().tobytes())
 
 
 def standin_root(root="data") -> Path:

@@ -1,0 +1,81 @@
+"""torchcourse.timing: warm-up, repeat, median, synchronisation, and the benchmark wrapper."""
+import time
+
+import pytest
+import torch
+
+from torchcourse import timing
+
+
+class FakeClock:
+    """A clock that only moves when the fake workload says so: exact, machine-independent timings."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+    def advance(self, seconds):
+        self.now += seconds
+
+
+def test_warmup_and_repeat_counts():
+    calls = []
+    timing.measure(lambda: calls.append(1), warmup=3, repeat=4)
+    assert len(calls) == 7
+
+
+def test_median_ignores_an_outlier_and_warmup_is_untimed():
+    clock = FakeClock()
+    durations = iter([5.0, 5.0, 0.1, 0.1, 9.0, 0.1, 0.1])   # two slow warm-ups, one outlier
+    times = timing.measure(lambda: clock.advance(next(durations)), warmup=2, repeat=5, clock=clock)
+    assert times == pytest.approx([0.1, 0.1, 9.0, 0.1, 0.1])
+    assert timing.statistics.median(times) == pytest.approx(0.1)
+
+
+def test_sync_is_inside_the_measurement():
+    """An asynchronous workload returns at once; only waiting for it (sync) takes time."""
+    clock = FakeClock()
+    pending = []
+    syncs = []
+
+    def launch():
+        pending.append(0.25)
+
+    def sync():
+        syncs.append(1)
+        while pending:
+            clock.advance(pending.pop())
+
+    times = timing.measure(launch, warmup=1, repeat=3, sync=sync, clock=clock)
+    assert times == pytest.approx([0.25] * 3)
+    assert len(syncs) >= 3
+
+
+def test_median_time_of_a_real_sleep():
+    elapsed = timing.median_time(time.sleep, 0.01, warmup=1, repeat=3)
+    assert 0.009 <= elapsed < 0.2
+
+
+def test_sync_for_devices():
+    assert timing.sync_for("cpu") is None
+    assert timing.sync_for(torch.device("cuda")) is torch.cuda.synchronize
+
+
+def test_benchmark_median_uses_all_threads(monkeypatch):
+    seen = {}
+    real_timer = timing.benchmark.Timer
+
+    def spy(*args, **kwargs):
+        seen.update(kwargs)
+        return real_timer(*args, **kwargs)
+    monkeypatch.setattr(timing.benchmark, "Timer", spy)
+    a = torch.randn(32, 32)
+    seconds = timing.benchmark_median(torch.mm, a, a, min_run_time=0.01)
+    assert seen["num_threads"] == torch.get_num_threads()
+    assert 0 < seconds < 0.1
+
+
+def test_matmul_flops():
+    assert timing.matmul_flops(1) == 2 and timing.matmul_flops(1000) == 2e9
