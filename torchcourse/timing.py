@@ -14,7 +14,6 @@ import statistics
 import time
 
 import torch
-import torch.utils.benchmark as benchmark
 
 
 def sync_for(device):
@@ -59,6 +58,7 @@ def benchmark_median(fn, *args, num_threads=None, min_run_time: float = 0.2, lab
 
     `num_threads` defaults to all the threads torch uses, not benchmark's single thread.
     """
+    import torch.utils.benchmark as benchmark  # imported here: importing it can log to stderr
     timer = benchmark.Timer(stmt="fn(*args)", globals={"fn": fn, "args": args}, label=label,
                             num_threads=num_threads or torch.get_num_threads())
     return timer.blocked_autorange(min_run_time=min_run_time).median

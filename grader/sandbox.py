@@ -1,0 +1,187 @@
+"""The wall around student code: a Jupyter kernel that runs inside bubblewrap, with limits.
+
+nbgrader runs every submission in a Jupyter kernel that it starts through jupyter_client. Here the
+kernel manager is swapped for `SandboxKernelManager`, which launches the same kernel command
+inside `bwrap` (Debian's bubblewrap) so that, for the whole life of the kernel:
+
+- the file system is a fresh root that holds only the system (/usr, /etc without the password
+  hashes), Python and the venv, the course package (torchcourse/, grader/) and the data folder, all
+  read-only, plus the kernel's own working folder (the one submission being graded) read-write and a
+  private /tmp. The gradebook, solutions/, submitted/ and every other student's folder are not
+  mounted at all: by absolute path they simply do not exist;
+- there is no network (a network namespace of its own, with only its own loopback);
+- it sees no other process (a PID namespace), and dies with the grader (--die-with-parent);
+- it runs as user `nobody` when the grader runs as root, so it can write nowhere else even if a
+  path were mounted by mistake;
+- the environment is cleared (no tokens or paths of the instructor leak in);
+- RLIMIT_CPU, RLIMIT_AS (memory) and RLIMIT_FSIZE bound CPU time, memory and file size.
+
+The kernel talks to nbgrader over jupyter_client's `ipc` transport (Unix sockets in a private
+folder mounted into the sandbox), because a kernel in its own network namespace cannot be reached
+over loopback TCP.
+
+What it does not protect against is written down, with the test of each claim, in docs/GRADING.md.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from jupyter_client.manager import AsyncKernelManager
+from traitlets import Unicode, default
+
+from grader.course import REPO_ROOT
+
+NOBODY = 65534
+INSTALL_HINT = ("bubblewrap is missing: install it with `apt-get install -y bubblewrap` "
+                "(`make setup` does this as root), or set COURSE_SANDBOX=0 to grade without a wall")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-kernel resource limits. Torch reserves a lot of virtual address space when it loads,
+    so the memory limit is on the address space and must stay at a few GiB."""
+    cpu_seconds: int = int(os.environ.get("COURSE_SANDBOX_CPU", 900))
+    memory_bytes: int = int(os.environ.get("COURSE_SANDBOX_MEMORY", 6 * 1024**3))
+    file_bytes: int = int(os.environ.get("COURSE_SANDBOX_FSIZE", 256 * 1024**2))
+
+
+def bwrap() -> str | None:
+    return shutil.which("bwrap")
+
+
+def enabled() -> bool:
+    """The wall is on unless COURSE_SANDBOX=0 says otherwise."""
+    return os.environ.get("COURSE_SANDBOX", "1") != "0"
+
+
+def ensure_bubblewrap() -> str:
+    """Install bubblewrap when missing and we are root (Debian/Ubuntu); return its path."""
+    path = bwrap()
+    if path:
+        return path
+    if os.geteuid() == 0 and shutil.which("apt-get"):
+        subprocess.run(["apt-get", "install", "-y", "-q", "bubblewrap"], check=False,
+                       stdout=subprocess.DEVNULL)
+        path = bwrap()
+        if path:
+            return path
+    raise RuntimeError(INSTALL_HINT)
+
+
+def read_only_paths(course: Path = REPO_ROOT) -> list:
+    """What the kernel may read: the system, Python, the venv, the course package and the data."""
+    paths = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc",
+             sys.base_prefix, sys.prefix, sysconfig.get_paths()["purelib"],
+             str(REPO_ROOT / "torchcourse"), str(REPO_ROOT / "grader"), str(REPO_ROOT / "data")]
+    seen, result = set(), []
+    for p in paths:
+        real = os.path.realpath(p)
+        for q in (p, real):
+            if q not in seen and os.path.exists(q):
+                seen.add(q)
+                result.append(q)
+    return result
+
+
+def passthrough_env() -> dict:
+    """The only environment the kernel gets: course switches, no secrets."""
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+           "HOME": "/tmp/home", "MPLCONFIGDIR": "/tmp/home/.matplotlib",
+           "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "COURSE_SANDBOXED": "1"}
+    for key, value in os.environ.items():
+        if key.startswith(("COURSE_", "NBGRADER_", "OMP_", "MKL_")) or key in ("CI", "TZ"):
+            env.setdefault(key, value)
+    return env
+
+
+def wall_command(cmd: list, workdir: str, runtime: str, limits: Limits = Limits(),
+                 course: Path = REPO_ROOT) -> list:
+    """`cmd` (a kernel command line) wrapped in bubblewrap and resource limits."""
+    path = bwrap()
+    if path is None:
+        raise RuntimeError(INSTALL_HINT)
+    args = [path, "--die-with-parent", "--unshare-net", "--unshare-pid", "--unshare-ipc",
+            "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox", "--clearenv"]
+    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp",
+             "--tmpfs", "/run", "--perms", "0777", "--dir", "/tmp/home"]
+    # Nothing else exists: bwrap starts from an empty root, so only what is bound below is there.
+    for p in read_only_paths(course):
+        args += ["--ro-bind", p, p]
+    for secret in ("/etc/shadow", "/etc/gshadow", "/etc/sudoers"):
+        if os.path.exists(secret):
+            args += ["--ro-bind", "/dev/null", secret]
+    args += ["--bind", workdir, workdir, "--bind", runtime, runtime, "--chdir", workdir]
+    for key, value in passthrough_env().items():
+        args += ["--setenv", key, value]
+    inner = []
+    if os.geteuid() == 0:
+        # root outside: become nobody inside, with no capabilities left
+        inner += ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+                  "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all"]
+    inner += ["prlimit", f"--cpu={limits.cpu_seconds}", f"--as={limits.memory_bytes}",
+              f"--fsize={limits.file_bytes}", "--core=0", "--"]
+    return args + ["--"] + inner + list(cmd)
+
+
+class SandboxKernelManager(AsyncKernelManager):
+    """An AsyncKernelManager whose kernel runs behind the wall, reached over Unix sockets."""
+
+    transport = Unicode("ipc", config=True)
+
+    @default("transport")
+    def _transport_default(self):
+        return "ipc"
+
+    async def _async_pre_start_kernel(self, **kw):
+        # A short private folder: Unix socket paths must stay under ~100 characters.
+        self._wall_runtime = tempfile.mkdtemp(prefix="gk-", dir="/tmp")
+        self.transport = "ipc"
+        self.ip = os.path.join(self._wall_runtime, "k")
+        self.connection_file = os.path.join(self._wall_runtime, "kernel.json")
+        self._wall_workdir = os.path.abspath(kw.get("cwd") or os.getcwd())
+        return await super()._async_pre_start_kernel(**kw)
+
+    def format_kernel_cmd(self, extra_arguments=None):
+        cmd = super().format_kernel_cmd(extra_arguments)
+        if os.geteuid() == 0:
+            # nobody must read the connection file, create its sockets and write its folder
+            for p in (self._wall_runtime, self.connection_file):
+                os.chown(p, NOBODY, NOBODY)
+            _chown_tree(self._wall_workdir, NOBODY)
+        return wall_command(cmd, self._wall_workdir, self._wall_runtime)
+
+    def cleanup_resources(self, restart=False):
+        super().cleanup_resources(restart=restart)
+        if not restart and getattr(self, "_wall_runtime", None):
+            shutil.rmtree(self._wall_runtime, ignore_errors=True)
+
+
+def _chown_tree(root: str, uid: int) -> None:
+    for dirpath, dirnames, filenames in os.walk(root):
+        os.chown(dirpath, uid, uid)
+        for name in filenames:
+            p = os.path.join(dirpath, name)
+            if not os.path.islink(p):
+                os.chown(p, uid, uid)
+
+
+def main(argv=None) -> int:
+    """`python -m grader.sandbox --install`: make sure bubblewrap is there (for make setup/test)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if "--install" in argv:
+        try:
+            print(f"bubblewrap: {ensure_bubblewrap()}")
+        except RuntimeError as err:
+            print(f"WARNING: {err}", file=sys.stderr)
+        return 0
+    print(" ".join(wall_command(["python"], os.getcwd(), tempfile.gettempdir())))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

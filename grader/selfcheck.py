@@ -1,0 +1,103 @@
+"""Student self-check: run a notebook's visible tests and print one line per exercise.
+
+    make check NB=notebooks/01_tensors/01_tensors.ipynb
+    # or, in the notebook's last cell:  check_notebook("01_tensors.ipynb")
+
+The saved notebook is executed top to bottom in a fresh kernel, without hidden tests (they are
+stripped if present, e.g. when an instructor checks a solutions notebook) and without the cell
+that called the check (so it does not run itself again). Points are those the grader would give
+if the hidden tests pass too: a pass here is necessary, not sufficient.
+"""
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+HIDDEN_TESTS = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN TESTS[^\n]*\n?", re.S | re.M)
+CALLS_CHECK = re.compile(r"\bcheck_notebook\s*\(")
+
+
+@dataclass
+class ExerciseResult:
+    name: str
+    points: float
+    passed: bool
+    message: str
+
+
+def prepare(nb):
+    """The notebook as the check runs it: no hidden tests, no self-check cell, no old outputs."""
+    nb = nbformat.from_dict(nb)
+    kept = []
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            if CALLS_CHECK.search(cell.source):
+                continue
+            cell.source = HIDDEN_TESTS.sub("", cell.source)
+            cell.outputs, cell.execution_count = [], None
+        kept.append(cell)
+    nb.cells = kept
+    return nb
+
+
+def _failure(cell) -> str:
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "error":
+            if output.get("ename") == "NotImplementedError":
+                return "not attempted yet (the stub still raises NotImplementedError)"
+            if output.get("ename") == "CellTimeoutError":
+                return "took too long (an endless loop?)"
+            return f"{output.get('ename')}: {output.get('evalue')}".strip()
+    return ""
+
+
+def run_checks(path, timeout: int = 120) -> list:
+    path = Path(path)
+    nb = prepare(nbformat.read(path, as_version=4))
+    client = NotebookClient(nb, timeout=timeout, allow_errors=True, kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent.resolve())}})
+    client.execute()
+    results = []
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
+            message = _failure(cell)
+            results.append(ExerciseResult(meta.get("grade_id", "?"), float(meta.get("points", 0)),
+                                          not message, message))
+    return results
+
+
+def format_table(results) -> str:
+    width = max([len(r.name) for r in results] + [8])
+    lines = [f"{'exercise':<{width}}  result  points", f"{'-' * width}  ------  ------"]
+    for r in results:
+        points = f"{r.points if r.passed else 0:g}/{r.points:g}"
+        lines.append(f"{r.name:<{width}}  {'PASS' if r.passed else 'FAIL':<6}  {points:>6}"
+                     + (f"   {r.message.splitlines()[0][:100]}" if r.message else ""))
+    earned = sum(r.points for r in results if r.passed)
+    total = sum(r.points for r in results)
+    lines.append(f"visible tests: {sum(r.passed for r in results)}/{len(results)} passed, "
+                 f"{earned:g}/{total:g} points if the hidden tests pass too")
+    return "\n".join(lines)
+
+
+def check_notebook(path, timeout: int = 120) -> list:
+    """Run the visible tests of a saved notebook and print the table; return the results."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} not found: save the notebook, and pass its file name")
+    results = run_checks(path, timeout)
+    print(format_table(results))
+    return results
+
+
+def main(path) -> int:
+    try:
+        results = check_notebook(path)
+    except (FileNotFoundError, nbformat.reader.NotJSONError) as err:
+        print(f"cannot check {path}: {err}", file=sys.stderr)
+        return 2
+    return 0 if results and all(r.passed for r in results) else 1

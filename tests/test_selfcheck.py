@@ -1,0 +1,59 @@
+"""`make check NB=...` and the notebooks' last cell: visible tests only, a table, no recursion."""
+import subprocess
+import sys
+
+import nbformat
+
+from conftest import load_answers
+from grader import selfcheck
+from grader.course import REPO_ROOT, release_notebook, source_notebook
+from grader.submissions import with_answers
+
+CHAPTER = "01_tensors"
+
+
+def test_untouched_release_fails_every_exercise_and_says_why(capsys):
+    results = selfcheck.check_notebook(release_notebook(CHAPTER))
+    table = capsys.readouterr().out
+    assert results and not any(r.passed for r in results)
+    assert "not attempted yet" in table and "0/10 points" in table
+
+
+def test_hidden_tests_are_not_run(tmp_path):
+    """A solutions notebook passes even with a hidden test that always fails: it is stripped."""
+    nb = nbformat.read(source_notebook(CHAPTER), as_version=4)
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "gram_tests":
+            cell.source = cell.source.replace("### END HIDDEN TESTS", "assert False, 'hidden'\n### END HIDDEN TESTS")
+    path = tmp_path / f"{CHAPTER}.ipynb"
+    nbformat.write(nb, path)
+    results = selfcheck.run_checks(path)
+    assert all(r.passed for r in results), [r for r in results if not r.passed]
+    assert sum(r.points for r in results) == 10
+
+
+def test_wrong_answers_fail_with_the_visible_hint(tmp_path):
+    nb = with_answers(nbformat.read(source_notebook(CHAPTER), as_version=4), load_answers(CHAPTER).WRONG)
+    path = tmp_path / f"{CHAPTER}.ipynb"
+    nbformat.write(nb, path)
+    by_name = {r.name: r for r in selfcheck.run_checks(path)}
+    assert not by_name["gram_tests"].passed and "X.T @ X" in by_name["gram_tests"].message
+    assert not by_name["as_model_input_tests"].passed and "float32" in by_name["as_model_input_tests"].message
+
+
+def test_the_check_cell_is_not_run_again():
+    nb = nbformat.read(release_notebook(CHAPTER), as_version=4)
+    assert any("check_notebook(" in c.source for c in nb.cells), "every chapter ends with the self-check cell"
+    assert not any("check_notebook(" in c.source for c in selfcheck.prepare(nb).cells)
+
+
+def test_command_line_exit_codes(tmp_path):
+    run = lambda nb: subprocess.run([sys.executable, "-m", "grader", "check", str(nb)], cwd=REPO_ROOT,
+                                    capture_output=True, text=True)
+    assert run(source_notebook(CHAPTER)).returncode == 0
+    assert run(release_notebook(CHAPTER)).returncode == 1
+    missing = run(tmp_path / "nope.ipynb")
+    assert missing.returncode == 2 and "not found" in missing.stderr
+    broken = tmp_path / "broken.ipynb"
+    broken.write_text("{ not json")
+    assert run(broken).returncode == 2
