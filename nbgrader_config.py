@@ -30,3 +30,11 @@ c.OverwriteCells.add_missing_cells = True
 
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+
+# Feedback HTML must not show hidden tests (nbgrader #917): strip them and their tracebacks.
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "grader.feedback.HideHiddenTests",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+]
+c.HideHiddenTests.enforce_metadata = False
