@@ -1,25 +1,226 @@
-"""Grade everything in submitted/ with nbgrader autograde."""
+"""Grade everything in submitted/ in parallel, each submission behind the wall.
+
+nbgrader grades one notebook after another and keeps its grades in one sqlite file, which two
+nbgrader processes cannot safely write at once. So each submission is graded by plain
+`nbgrader autograde ASSIGNMENT --student STUDENT --force` in a scratch course of its own:
+
+    scratch/
+      nbgrader_config.py   the course's, plus one line that puts the kernel behind the wall
+      gradebook.db         a snapshot of the course's gradebook (taken once, before grading)
+      solutions/A/         the assignment's non-notebook files only (nbgrader copies them over
+                           the submission), never the solution notebooks
+      submitted/S/A/       this one student's hand-in
+
+Workers run in parallel (one nbgrader process each); the parent then merges, one submission at a
+time, what autograde wrote into the scratch gradebook (auto scores, needs-manual-grade flags, auto
+comments, timestamps, late penalties) into the real gradebook, and copies autograded/S/A/ back, so
+that `nbgrader generate_feedback`, `nbgrader export` and the formgrader see exactly what a serial
+`nbgrader autograde` would have left (tests/test_parallel_grading.py compares the two).
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.course import REPO_ROOT, run_nbgrader
+from nbgrader.api import Gradebook, MissingEntry
+
+from grader import sandbox
+from grader.course import REPO_ROOT, SOURCE, nbgrader_cmd, tool_env
+
+# Appended to the scratch course's nbgrader_config.py.
+WALL_CONFIG = """
+# --- added by grader.autograde: run the kernel behind the wall (grader/sandbox.py) ---
+c.Execute.kernel_manager_class = "grader.sandbox.SandboxKernelManager"
+"""
+
+
+@dataclass
+class Result:
+    student: str
+    assignment: str
+    returncode: int
+    log: str = ""
+    seconds: float = 0.0
+    scratch: Path | None = field(default=None, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
 
 
 def submitted_assignments(course: Path = REPO_ROOT) -> list:
     """Assignment names that at least one student handed in (submitted/<student>/<assignment>/)."""
+    return sorted({a for _, a in submissions(course)})
+
+
+def submissions(course: Path = REPO_ROOT) -> list:
+    """[(student, assignment)] for every folder submitted/<student>/<assignment>/."""
     root = Path(course) / "submitted"
     if not root.is_dir():
         return []
-    return sorted({a.name for s in root.iterdir() if s.is_dir() for a in s.iterdir() if a.is_dir()})
+    return sorted((s.name, a.name) for s in root.iterdir() if s.is_dir() and not s.is_symlink()
+                  for a in s.iterdir() if a.is_dir() and not a.is_symlink())
 
 
-def autograde_all(jobs: int = 1, course: Path = REPO_ROOT) -> int:
-    assignments = submitted_assignments(course)
-    if not assignments:
+def _copy_plain(src: Path, dst: Path) -> None:
+    """Copy a folder tree, leaving out symlinks and anything that is not a plain file: a student's
+    folder could hold a link to the gradebook, which a plain copy would follow."""
+    def ignore(folder, names):
+        return [n for n in names if os.path.islink(os.path.join(folder, n))
+                or not (os.path.isfile(os.path.join(folder, n)) or os.path.isdir(os.path.join(folder, n)))]
+    shutil.copytree(src, dst, ignore=ignore, symlinks=True, dirs_exist_ok=True)
+
+
+def make_scratch(course: Path, snapshot: Path, student: str, assignment: str, wall: bool) -> Path:
+    """A private course directory holding only what grading this one submission needs."""
+    course = Path(course)
+    scratch = Path(tempfile.mkdtemp(prefix=f"grade-{student[:20]}-"))
+    config = (course / "nbgrader_config.py").read_text()
+    (scratch / "nbgrader_config.py").write_text(config + (WALL_CONFIG if wall else ""))
+    shutil.copyfile(snapshot, scratch / "gradebook.db")
+    source = course / SOURCE / assignment
+    extras = scratch / SOURCE / assignment
+    extras.mkdir(parents=True)
+    if source.is_dir():
+        shutil.copytree(source, extras, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints", "__pycache__"))
+    _copy_plain(course / "submitted" / student / assignment, scratch / "submitted" / student / assignment)
+    return scratch
+
+
+def grade_one(scratch: Path, student: str, assignment: str, extra_args=(), env=None,
+              timeout: float | None = None) -> Result:
+    """Run plain nbgrader autograde for one student in its scratch course."""
+    start = time.perf_counter()
+    cmd = nbgrader_cmd("autograde", assignment, "--student", student, "--force", *extra_args)
+    try:
+        proc = subprocess.run(cmd, cwd=scratch, env=tool_env(env), text=True, capture_output=True,
+                              timeout=timeout)
+        code, log = proc.returncode, proc.stdout + proc.stderr
+    except subprocess.TimeoutExpired as err:
+        code, log = 124, f"nbgrader autograde ran past {timeout} s and was stopped\n{err.stdout or ''}"
+    return Result(student, assignment, code, log, time.perf_counter() - start, scratch)
+
+
+def merge_submission(scratch_db: Path, course_db: Path, assignment: str, student: str) -> None:
+    """Write what autograde recorded for one submission in `scratch_db` into `course_db`.
+
+    These are exactly the fields nbgrader's autograde writes (Autograde.init_assignment,
+    SaveAutoGrades, AssignLatePenalties); manual scores and anything else are left alone."""
+    with warnings.catch_warnings(), \
+            Gradebook(f"sqlite:///{scratch_db}") as src, Gradebook(f"sqlite:///{course_db}") as dst:
+        # nbgrader's own add_submission trips SQLAlchemy's autoflush warnings; they are harmless
+        warnings.simplefilter("ignore")
+        graded = src.find_submission(assignment, student)
+        dst.update_or_create_student(student)
+        kwargs = {"timestamp": graded.timestamp} if graded.timestamp is not None else {}
+        dst.update_or_create_submission(assignment, student, **kwargs)
+        for notebook in graded.notebooks:
+            target = dst.find_submission_notebook(notebook.name, assignment, student)
+            target.late_submission_penalty = notebook.late_submission_penalty
+            for grade in notebook.grades:
+                mine = dst.find_grade(grade.name, notebook.name, assignment, student)
+                mine.auto_score = grade.auto_score
+                # SaveAutoGrades' rule, applied to the real gradebook's manual score
+                mine.needs_manual_grade = mine.manual_score is not None or grade.auto_score is None
+            for comment in notebook.comments:
+                mine = dst.find_comment(comment.name, notebook.name, assignment, student)
+                mine.auto_comment = comment.auto_comment
+        dst.db.commit()
+
+
+def collect(result: Result, course: Path) -> None:
+    """Merge one graded scratch course back into the real one, then delete the scratch."""
+    course = Path(course)
+    try:
+        # Merged even when nbgrader reported an error: serial nbgrader also leaves the
+        # submission it had started (for example with a renamed notebook: no scores, flagged).
+        try:
+            merge_submission(result.scratch / "gradebook.db", course / "gradebook.db",
+                             result.assignment, result.student)
+        except MissingEntry:
+            pass
+        if result.ok:
+            graded = result.scratch / "autograded" / result.student / result.assignment
+            target = course / "autograded" / result.student / result.assignment
+            if target.exists():
+                shutil.rmtree(target)
+            if graded.is_dir():
+                _copy_plain(graded, target)
+    finally:
+        shutil.rmtree(result.scratch, ignore_errors=True)
+
+
+def default_jobs() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def autograde_all(jobs: int | None = None, course: Path = REPO_ROOT, extra_args=(),
+                  wall: bool | None = None, progress: bool = True, only=None,
+                  timeout: float | None = 3600, verbose: bool = False) -> int:
+    """Grade every submission in `course`/submitted/ with `jobs` parallel workers.
+
+    extra_args go to every `nbgrader autograde` (for example "--Execute.timeout=10"); `only`
+    limits grading to some (student, assignment) pairs. Returns 0 when every submission was
+    graded, 1 otherwise (the others are still graded and merged)."""
+    course = Path(course).resolve()
+    todo = [pair for pair in submissions(course) if only is None or pair in set(only)]
+    # Serial nbgrader does not see a folder without any notebook in it: neither do we.
+    empty = [(s, a) for s, a in todo if not any((course / "submitted" / s / a).glob("*.ipynb"))]
+    for s, a in empty:
+        print(f"skipped {s}/{a}: no notebook in submitted/{s}/{a}/ (nbgrader ignores it too)")
+    todo = [pair for pair in todo if pair not in empty]
+    if not todo:
         print("nothing to grade: submitted/<student>/<assignment>/<notebook>.ipynb is empty")
         return 0
-    status = 0
-    for assignment in assignments:
-        proc = run_nbgrader("autograde", assignment, "--force", course=course, check=False)
-        print(proc.stdout + proc.stderr)
-        status = status or proc.returncode
-    return status
+    jobs = max(1, min(jobs or default_jobs(), len(todo)))
+    wall = sandbox.enabled() if wall is None else wall
+    if wall:
+        sandbox.ensure_bubblewrap()
+    else:
+        print("WARNING: grading WITHOUT the wall: student code runs with your rights", file=sys.stderr)
+    db = course / "gradebook.db"
+    if not db.exists():
+        raise FileNotFoundError(f"{db} is missing: run `make release` (nbgrader generate_assignment) first")
+    env = {"OMP_NUM_THREADS": str(max(1, default_jobs() // jobs))} if "OMP_NUM_THREADS" not in os.environ else {}
+
+    with tempfile.TemporaryDirectory(prefix="gradebook-") as tmp:
+        snapshot = Path(tmp) / "gradebook.db"
+        shutil.copyfile(db, snapshot)  # one consistent copy for every worker to start from
+        failures = []
+        bar = _progress(len(todo), progress)
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            futures = [pool.submit(_grade_in_scratch, course, snapshot, s, a, extra_args, env, wall,
+                                   timeout) for s, a in todo]
+            for future in as_completed(futures):
+                result = future.result()
+                collect(result, course)   # serially, in this thread: one writer on the gradebook
+                if not result.ok:
+                    failures.append(result)
+                if verbose:
+                    print(result.log)
+                bar.set_postfix_str(f"{result.student}/{result.assignment}", refresh=False)
+                bar.update(1)
+        bar.close()
+    for result in failures:
+        print(f"FAILED {result.student}/{result.assignment} (exit {result.returncode}):\n"
+              f"{result.log[-3000:]}", file=sys.stderr)
+    print(f"graded {len(todo) - len(failures)}/{len(todo)} submissions with {jobs} jobs"
+          f"{' behind the wall' if wall else ''}")
+    return 1 if failures else 0
+
+
+def _grade_in_scratch(course, snapshot, student, assignment, extra_args, env, wall, timeout):
+    scratch = make_scratch(course, snapshot, student, assignment, wall)
+    return grade_one(scratch, student, assignment, extra_args, env, timeout)
+
+
+def _progress(total: int, enabled: bool):
+    from tqdm.auto import tqdm
+    return tqdm(total=total, desc="autograde", unit="nb", disable=not enabled, file=sys.stderr)

@@ -22,10 +22,8 @@ def _autograde(args):
 
 
 def _feedback(args):
-    from grader.course import run_nbgrader
-    proc = run_nbgrader("generate_feedback", "--force", check=False)
-    sys.stdout.write(proc.stdout + proc.stderr)
-    return proc.returncode
+    from grader.feedback import generate_all
+    return generate_all()
 
 
 def _check(args):
@@ -57,7 +55,7 @@ def main(argv=None) -> int:
     p.set_defaults(func=_outputs)
 
     p = verbs.add_parser("autograde", help="grade everything in submitted/")
-    p.add_argument("--jobs", type=int, default=1)
+    p.add_argument("--jobs", type=int, default=None, help="parallel workers (default: one per core)")
     p.set_defaults(func=_autograde)
 
     p = verbs.add_parser("feedback", help="feedback HTML for graded submissions")

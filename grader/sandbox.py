@@ -110,7 +110,13 @@ def wall_command(cmd: list, workdir: str, runtime: str, limits: Limits = Limits(
     args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp",
              "--tmpfs", "/run", "--perms", "0777", "--dir", "/tmp/home"]
     # Nothing else exists: bwrap starts from an empty root, so only what is bound below is there.
-    for p in read_only_paths(course):
+    binds = read_only_paths(course)
+    # Folders bwrap creates on the way to a mount point are private to root: open them up so
+    # that `nobody` can walk to the mounts (they hold nothing else).
+    parents = sorted({str(a) for p in binds + [workdir, runtime] for a in Path(p).parents} - {"/", "/tmp"})
+    for d in parents:
+        args += ["--perms", "0755", "--dir", d]
+    for p in binds:
         args += ["--ro-bind", p, p]
     for secret in ("/etc/shadow", "/etc/gshadow", "/etc/sudoers"):
         if os.path.exists(secret):
@@ -144,7 +150,11 @@ class SandboxKernelManager(AsyncKernelManager):
         self.ip = os.path.join(self._wall_runtime, "k")
         self.connection_file = os.path.join(self._wall_runtime, "kernel.json")
         self._wall_workdir = os.path.abspath(kw.get("cwd") or os.getcwd())
-        return await super()._async_pre_start_kernel(**kw)
+        cmd, kw = await super()._async_pre_start_kernel(**kw)
+        # A SIGINT sent to the process group would kill bwrap, not interrupt the kernel: ask the
+        # kernel over its control channel instead (ipykernel then interrupts itself).
+        self.kernel_spec.interrupt_mode = "message"
+        return cmd, kw
 
     def format_kernel_cmd(self, extra_arguments=None):
         cmd = super().format_kernel_cmd(extra_arguments)
@@ -155,8 +165,8 @@ class SandboxKernelManager(AsyncKernelManager):
             _chown_tree(self._wall_workdir, NOBODY)
         return wall_command(cmd, self._wall_workdir, self._wall_runtime)
 
-    def cleanup_resources(self, restart=False):
-        super().cleanup_resources(restart=restart)
+    async def _async_cleanup_resources(self, restart=False):
+        await super()._async_cleanup_resources(restart=restart)
         if not restart and getattr(self, "_wall_runtime", None):
             shutil.rmtree(self._wall_runtime, ignore_errors=True)
 

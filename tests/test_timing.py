@@ -58,6 +58,26 @@ def test_median_time_of_a_real_sleep():
     assert 0.009 <= elapsed < 0.2
 
 
+def test_time_op_is_the_median_of_the_timed_calls():
+    durations = iter([0.08, 0.08, 0.001, 0.001, 0.08, 0.001, 0.001])   # slow warm-ups, one outlier
+    calls = []
+
+    def workload():
+        calls.append(1)
+        time.sleep(next(durations))
+    elapsed = timing.time_op(workload, warmup=2, repeats=5)
+    assert len(calls) == 7
+    assert 0.0009 <= elapsed < 0.04
+
+
+def test_time_op_calls_sync_after_each_timed_call():
+    log = []
+    timing.time_op(lambda: log.append("fn"), warmup=1, repeats=3, sync=lambda: log.append("sync"))
+    assert log.count("fn") == 4
+    timed = [i for i, entry in enumerate(log) if entry == "fn"][1:]
+    assert all(log[i + 1] == "sync" for i in timed)
+
+
 def test_sync_for_devices():
     assert timing.sync_for("cpu") is None
     assert timing.sync_for(torch.device("cuda")) is torch.cuda.synchronize

@@ -1,6 +1,7 @@
 """Timing code that tells the truth: synchronise, warm up, repeat, report the median.
 
-Chapter 08 has students write `median_time`; chapter 09 and later import this reference version.
+Chapter 08 has students write `time_op`; its own sweep, chapter 09 and later import this
+reference version.
 
 - GPU work is asynchronous: a CUDA call returns before the kernel has finished, so the clock
   must stop only after `torch.cuda.synchronize()` (see `sync_for`).
@@ -51,6 +52,15 @@ def measure(fn, *args, warmup: int = 2, repeat: int = 5, sync=None, clock=time.p
 def median_time(fn, *args, warmup: int = 2, repeat: int = 5, sync=None) -> float:
     """Median of `measure(...)`, in seconds."""
     return statistics.median(measure(fn, *args, warmup=warmup, repeat=repeat, sync=sync))
+
+
+def time_op(fn, warmup: int = 2, repeats: int = 5, sync=None) -> float:
+    """Median seconds of `repeats` timed calls of `fn()` after `warmup` untimed ones (chapter 08).
+
+    `sync` (for example `torch.cuda.synchronize`, see `sync_for`) is called after every timed
+    call, inside the measurement.
+    """
+    return median_time(fn, warmup=warmup, repeat=repeats, sync=sync)
 
 
 def benchmark_median(fn, *args, num_threads=None, min_run_time: float = 0.2, label: str = "") -> float:

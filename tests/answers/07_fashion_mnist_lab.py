@@ -1,0 +1,210 @@
+"""Answers for 07_fashion_mnist_lab that the reference does not use: each must be graded as described.
+
+ALTERNATIVE: correct, written differently -> full points.
+WRONG: a mistake a student plausibly makes -> no points.
+"""
+
+ALTERNATIVE = {
+    "data_questions": '''
+batch_shape = tuple(torch.Size([BATCH_SIZE, 1, 28, 28]))
+flat_features = 28 * 28
+num_classes = len(CLASSES)
+''',
+    "make_mlp": '''
+class _MLP(nn.Module):
+    def __init__(self, hidden, dropout):
+        super().__init__()
+        self.fc1 = nn.Linear(28 * 28, hidden)
+        self.fc2 = nn.Linear(hidden, hidden)
+        self.out = nn.Linear(hidden, 10)
+        self.drop1 = nn.Dropout(p=dropout)
+        self.drop2 = nn.Dropout(p=dropout)
+
+    def forward(self, x):
+        x = x.view(x.shape[0], -1)
+        x = self.drop1(F.relu(self.fc1(x)))
+        x = self.drop2(F.relu(self.fc2(x)))
+        return self.out(x)
+
+
+def make_mlp(hidden=256, dropout=0.2):
+    return _MLP(hidden, dropout)
+''',
+    "train_one_epoch": '''
+def train_one_epoch(model, loader, optimizer):
+    model.train(True)
+    losses, hits, counts = [], [], []
+    for x, y in loader:
+        out = model(x)
+        batch_loss = nn.CrossEntropyLoss()(out, y)
+        optimizer.zero_grad(set_to_none=True)
+        batch_loss.backward()
+        optimizer.step()
+        losses.append(float(batch_loss.detach()) * y.numel())
+        hits.append(int((out.detach().argmax(-1) == y).sum()))
+        counts.append(y.numel())
+    n = sum(counts)
+    return sum(losses) / n, sum(hits) / n
+''',
+    "evaluate": '''
+@torch.inference_mode()
+def evaluate(model, loader):
+    model.train(False)
+    logits, targets = [], []
+    for x, y in loader:
+        logits.append(model(x))
+        targets.append(y)
+    logits, targets = torch.cat(logits), torch.cat(targets)
+    loss = F.cross_entropy(logits, targets, reduction="sum") / len(targets)
+    accuracy = (logits.argmax(1) == targets).float().mean()
+    return loss.item(), accuracy.item()
+''',
+    "confusion_matrix": '''
+def confusion_matrix(predicted, true, num_classes):
+    matrix = torch.zeros((num_classes, num_classes), dtype=torch.long)
+    for t, p in zip(true.tolist(), predicted.tolist()):
+        matrix[t][p] += 1
+    return matrix
+''',
+    "overfit_one_batch": '''
+def overfit_one_batch(model, features, labels, steps=100, lr=1e-3):
+    model.train()
+    opt = torch.optim.Adam(params=list(model.parameters()), lr=lr)
+    history = []
+    step = 0
+    while step < steps:
+        logits = model(features)
+        loss = nn.functional.cross_entropy(logits, labels)
+        history.append(float(loss))
+        model.zero_grad()
+        loss.backward()
+        opt.step()
+        step += 1
+    return history
+''',
+    "make_scheduler": '''
+def make_scheduler(optimizer):
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda epoch: 0.1 ** (epoch // 5))
+''',
+    "make_cnn": '''
+class _SmallCNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 8, 3)          # 28 -> 26
+        self.conv2 = nn.Conv2d(8, 16, 3)         # 13 -> 11
+        self.pool = nn.MaxPool2d(2)
+        self.fc = nn.Linear(16 * 5 * 5, 10)
+
+    def forward(self, x):
+        x = self.pool(F.relu(self.conv1(x)))     # 26 -> 13
+        x = self.pool(F.relu(self.conv2(x)))     # 11 -> 5
+        return self.fc(torch.flatten(x, 1))
+
+
+def make_cnn():
+    return _SmallCNN()
+''',
+    "clipped_step": '''
+def clipped_step(model, optimizer, features, labels, max_norm):
+    def total_norm():
+        return sum(float(p.grad.pow(2).sum()) for p in model.parameters() if p.grad is not None) ** 0.5
+
+    optimizer.zero_grad()
+    loss = nn.CrossEntropyLoss()(model(features), labels)
+    loss.backward()
+    before = total_norm()
+    nn.utils.clip_grad_norm_(model.parameters(), max_norm=max_norm)
+    after = total_norm()
+    optimizer.step()
+    return float(loss), before, after
+''',
+}
+
+WRONG = {
+    # forgets the channel dimension and flattens one row only
+    "data_questions": '''
+batch_shape = (64, 28, 28)
+flat_features = 28
+num_classes = 10
+''',
+    # no dropout at all
+    "make_mlp": '''
+def make_mlp(hidden=256, dropout=0.2):
+    return nn.Sequential(nn.Flatten(), nn.Linear(784, hidden), nn.ReLU(),
+                         nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, 10))
+''',
+    # averages the batch means, so the short last batch counts as much as a full one
+    "train_one_epoch": '''
+def train_one_epoch(model, loader, optimizer):
+    model.train()
+    losses, correct, seen = [], 0, 0
+    for features, labels in loader:
+        optimizer.zero_grad()
+        logits = model(features)
+        loss = F.cross_entropy(logits, labels)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+        correct += (logits.argmax(dim=1) == labels).sum().item()
+        seen += len(labels)
+    return sum(losses) / len(losses), correct / seen
+''',
+    # forgets model.eval(): dropout stays on while evaluating
+    "evaluate": '''
+def evaluate(model, loader):
+    total_loss, correct, seen = 0.0, 0, 0
+    with torch.no_grad():
+        for features, labels in loader:
+            logits = model(features)
+            total_loss += F.cross_entropy(logits, labels).item() * len(labels)
+            correct += (logits.argmax(dim=1) == labels).sum().item()
+            seen += len(labels)
+    return total_loss / seen, correct / seen
+''',
+    # rows and columns swapped
+    "confusion_matrix": '''
+def confusion_matrix(predicted, true, num_classes):
+    flat = torch.bincount(predicted * num_classes + true, minlength=num_classes * num_classes)
+    return flat.reshape(num_classes, num_classes)
+''',
+    # zero_grad between backward and step: the optimizer never sees a gradient
+    "overfit_one_batch": '''
+def overfit_one_batch(model, features, labels, steps=100, lr=1e-3):
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    model.train()
+    losses = []
+    for _ in range(steps):
+        loss = F.cross_entropy(model(features), labels)
+        loss.backward()
+        optimizer.zero_grad()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+''',
+    # decays every epoch instead of every five
+    "make_scheduler": '''
+def make_scheduler(optimizer):
+    return torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.1)
+''',
+    # counts only one pooling step when sizing the Linear layer
+    "make_cnn": '''
+def make_cnn():
+    return nn.Sequential(
+        nn.Conv2d(1, 16, kernel_size=3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(16, 32, kernel_size=3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(32 * 14 * 14, 10),
+    )
+''',
+    # measures both norms after clipping
+    "clipped_step": '''
+def clipped_step(model, optimizer, features, labels, max_norm):
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(features), labels)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), float("inf"))
+    optimizer.step()
+    return loss.item(), norm.item(), norm.item()
+''',
+}

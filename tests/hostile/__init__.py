@@ -1,0 +1,1 @@
+"""Fixtures for the grading-harness tests: a tiny assignment and hostile submissions."""

@@ -1,0 +1,52 @@
+"""A tiny nbgrader assignment (two exercises, seconds to grade) for the harness's own tests.
+
+The harness's behaviour (merging, walls, feedback) does not depend on what a chapter teaches, so
+tests that grade many submissions use this one; tests/test_hostile.py uses chapter 01_tensors.
+"""
+from pathlib import Path
+
+from grader.authoring import code, md, solution, tests, write_notebook
+from grader.release import release
+
+NAME = "00_tiny"
+
+DOUBLE_HIDDEN = "assert double(3) == 6, 'hidden: plain ints'"
+
+
+def cells():
+    return [
+        md("# A tiny assignment\nTwo exercises, for the grading harness's tests."),
+        code("import torch"),
+        solution("double", """
+            def double(x):
+                ### BEGIN SOLUTION
+                return 2 * x
+                ### END SOLUTION
+            """),
+        tests("double_tests", f"""
+            out = double(torch.ones(2))
+            assert isinstance(out, torch.Tensor), "return a tensor"
+            assert torch.equal(out, torch.full((2,), 2.0)), "expected twice the input"
+            ### BEGIN HIDDEN TESTS
+            {DOUBLE_HIDDEN}
+            ### END HIDDEN TESTS
+            """, points=2),
+        solution("answer", """
+            ### BEGIN SOLUTION
+            ANSWER = 42
+            ### END SOLUTION
+            """),
+        tests("answer_tests", """
+            assert isinstance(ANSWER, int), "ANSWER is an int"
+            ### BEGIN HIDDEN TESTS
+            assert ANSWER == 42, "hidden: the answer"
+            ### END HIDDEN TESTS
+            """, points=1),
+    ]
+
+
+def add_tiny_assignment(course: Path) -> str:
+    """Write solutions/00_tiny/00_tiny.ipynb into `course` and release it (fills its gradebook)."""
+    write_notebook(cells(), Path(course) / "solutions" / NAME / f"{NAME}.ipynb")
+    release([NAME], course=course)
+    return NAME

@@ -1,0 +1,122 @@
+"""Parallel grading leaves exactly what serial nbgrader leaves: same scores, comments, flags, CSV.
+
+One class is handed in twice, to two copies of a course: one copy is graded by plain serial
+`nbgrader autograde`, the other by grader.autograde.autograde_all with 2 jobs behind the wall.
+"""
+import csv
+import shutil
+
+import nbformat
+import pytest
+from nbgrader.api import Gradebook
+
+from grader.autograde import autograde_all, merge_submission, submissions
+from grader.course import run_nbgrader
+from grader.gradebook import db_url
+from grader.submissions import copy_course, place_submission, release_copy, solution_copy, with_answers
+from hostile.tiny import add_tiny_assignment
+
+TIMESTAMP = "2030-01-01 12:00:00.000000 UTC"
+
+
+def hand_in_class(course, assignment):
+    """Six students: full marks, untouched, half right, no notebook at all, an extra file, and a
+    renamed notebook (nbgrader reports an error and leaves an unscored submission)."""
+    ref = solution_copy(assignment, course)
+    place_submission(course, "ada", assignment, ref)
+    place_submission(course, "bob", assignment, release_copy(assignment, course))
+    place_submission(course, "cy", assignment, with_answers(ref, {"answer": "ANSWER = 41"}))
+    (course / "submitted" / "dee" / assignment).mkdir(parents=True)   # the notebook is missing
+    place_submission(course, "eve", assignment, with_answers(ref, {"double": "def double(x):\n    return x + x"}))
+    (course / "submitted" / "eve" / assignment / "notes.txt").write_text("my notes")
+    place_submission(course, "fay", assignment, ref).rename(
+        course / "submitted" / "fay" / assignment / f"{assignment} (1).ipynb")
+    for student in ("ada", "bob", "cy", "dee", "eve", "fay"):
+        (course / "submitted" / student / assignment / "timestamp.txt").write_text(TIMESTAMP)
+
+
+def gradebook_state(course, assignment):
+    """Everything autograde writes, per student and cell."""
+    state = {}
+    with Gradebook(db_url(course)) as gb:
+        for sub in gb.assignment_submissions(assignment):
+            rows = {"timestamp": str(sub.timestamp)}
+            for nb in sub.notebooks:
+                rows[nb.name] = nb.late_submission_penalty
+                for g in nb.grades:
+                    rows[g.name] = (g.auto_score, g.manual_score, g.max_score, g.needs_manual_grade)
+                for c in nb.comments:
+                    rows[c.name + ":comment"] = c.auto_comment
+            state[sub.student.id] = rows
+    return state
+
+
+def export_csv(course):
+    run_nbgrader("export", "--to", "grades.csv", course=course)
+    with open(course / "grades.csv", newline="") as f:
+        return sorted(csv.reader(f))
+
+
+@pytest.fixture(scope="module")
+def two_courses(tmp_path_factory):
+    base = copy_course(tmp_path_factory.mktemp("pg") / "course")
+    assignment = add_tiny_assignment(base)
+    hand_in_class(base, assignment)
+    serial = tmp_path_factory.mktemp("serial") / "course"
+    parallel = tmp_path_factory.mktemp("parallel") / "course"
+    shutil.copytree(base, serial)
+    shutil.copytree(base, parallel)
+    serial_code = run_nbgrader("autograde", assignment, "--force", course=serial, check=False).returncode
+    code = autograde_all(jobs=2, course=parallel, progress=False)
+    return assignment, serial, parallel, (code, serial_code)
+
+
+def test_parallel_grading_succeeds(two_courses):
+    assignment, serial, parallel, code = two_courses
+    parallel_code, serial_code = code
+    assert parallel_code == serial_code == 1, "fay's renamed notebook is an error for both"
+    assert [s for s, _ in submissions(parallel)] == ["ada", "bob", "cy", "dee", "eve", "fay"]
+
+
+def test_same_gradebook_as_serial_nbgrader(two_courses):
+    assignment, serial, parallel, _ = two_courses
+    expected = gradebook_state(serial, assignment)
+    assert set(expected) == {"ada", "bob", "cy", "eve", "fay"}, "dee handed in nothing"
+    assert gradebook_state(parallel, assignment) == expected
+    assert expected["ada"]["double_tests"][0] == 2 and expected["ada"]["answer_tests"][0] == 1
+    assert expected["cy"]["answer_tests"][0] == 0 and expected["cy"]["double_tests"][0] == 2
+    assert expected["fay"]["double_tests"] == (None, None, 2, True)
+
+
+def test_same_grades_csv_as_serial_nbgrader(two_courses):
+    _, serial, parallel, _ = two_courses
+    assert export_csv(parallel) == export_csv(serial)
+
+
+def test_autograded_notebooks_copied_back(two_courses):
+    assignment, serial, parallel, _ = two_courses
+    for student in ("ada", "bob", "cy", "eve"):
+        mine = parallel / "autograded" / student / assignment / f"{assignment}.ipynb"
+        theirs = serial / "autograded" / student / assignment / f"{assignment}.ipynb"
+        assert mine.exists()
+        a, b = nbformat.read(mine, 4), nbformat.read(theirs, 4)
+        assert [c.source for c in a.cells] == [c.source for c in b.cells]
+    assert (parallel / "autograded" / "eve" / assignment / "notes.txt").read_text() == "my notes"
+    # generate_feedback works on what was copied back
+    run_nbgrader("generate_feedback", assignment, "--force", course=parallel)
+    assert (parallel / "feedback" / "ada" / assignment / f"{assignment}.html").exists()
+
+
+def test_merge_keeps_manual_grades(two_courses, tmp_path):
+    """Re-grading merges auto scores only: a grader's manual score survives, as in nbgrader."""
+    assignment, _, parallel, _ = two_courses
+    db = tmp_path / "gradebook.db"
+    shutil.copyfile(parallel / "gradebook.db", db)
+    with Gradebook(f"sqlite:///{db}") as gb:
+        grade = gb.find_grade("answer_tests", assignment, assignment, "cy")
+        grade.manual_score = 0.5
+        gb.db.commit()
+    merge_submission(parallel / "gradebook.db", db, assignment, "cy")
+    with Gradebook(f"sqlite:///{db}") as gb:
+        grade = gb.find_grade("answer_tests", assignment, assignment, "cy")
+        assert grade.manual_score == 0.5 and grade.score == 0.5

@@ -1,0 +1,97 @@
+"""Models and the epoch loop for the FashionMNIST lab (chapter 07), written once for reuse.
+
+- `FashionMLP`: flatten, two hidden layers of 256 units with ReLU and dropout, 10 logits.
+- `FashionCNN`: two convolution + max-pool blocks, then a small classifier head.
+- `train_one_epoch` / `evaluate`: one pass over a DataLoader, returning (mean loss, accuracy),
+  with the loss averaged over samples (so a short last batch counts for what it holds).
+"""
+import torch
+from torch import nn
+
+NUM_PIXELS = 28 * 28
+NUM_CLASSES = 10
+
+
+class FashionMLP(nn.Module):
+    """(B, 1, 28, 28) images -> (B, 10) logits through two hidden layers."""
+
+    def __init__(self, hidden: int = 256, dropout: float = 0.2, num_classes: int = NUM_CLASSES):
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Flatten(),                                  # (B, 1, 28, 28) -> (B, 784)
+            nn.Linear(NUM_PIXELS, hidden), nn.ReLU(), nn.Dropout(dropout),
+            nn.Linear(hidden, hidden), nn.ReLU(), nn.Dropout(dropout),
+            nn.Linear(hidden, num_classes),
+        )
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class FashionCNN(nn.Module):
+    """(B, 1, 28, 28) -> (B, 10): conv 3x3 + pool twice (28 -> 14 -> 7), then a dense head."""
+
+    def __init__(self, channels=(32, 64), hidden: int = 128, dropout: float = 0.25,
+                 num_classes: int = NUM_CLASSES):
+        super().__init__()
+        c1, c2 = channels
+        self.features = nn.Sequential(
+            nn.Conv2d(1, c1, kernel_size=3, padding=1), nn.ReLU(), nn.MaxPool2d(2),   # -> (c1, 14, 14)
+            nn.Conv2d(c1, c2, kernel_size=3, padding=1), nn.ReLU(), nn.MaxPool2d(2),  # -> (c2, 7, 7)
+        )
+        self.head = nn.Sequential(
+            nn.Flatten(), nn.Dropout(dropout),
+            nn.Linear(c2 * 7 * 7, hidden), nn.ReLU(),
+            nn.Linear(hidden, num_classes),
+        )
+
+    def forward(self, x):
+        return self.head(self.features(x))
+
+
+def train_one_epoch(model, loader, optimizer, loss_fn=nn.functional.cross_entropy, device="cpu",
+                    progress=None):
+    """Train for one pass over `loader`; return (mean loss per sample, accuracy) of that pass.
+
+    `progress`, if given, is called after each batch with the batch loss (e.g. a tqdm update).
+    """
+    model.train()
+    total_loss, correct, seen = 0.0, 0, 0
+    for features, labels in loader:
+        features, labels = features.to(device), labels.to(device)
+        optimizer.zero_grad()
+        logits = model(features)
+        loss = loss_fn(logits, labels)
+        loss.backward()
+        optimizer.step()
+        total_loss += loss.item() * labels.size(0)
+        correct += (logits.argmax(dim=1) == labels).sum().item()
+        seen += labels.size(0)
+        if progress is not None:
+            progress(loss.item())
+    return total_loss / seen, correct / seen
+
+
+@torch.no_grad()
+def evaluate(model, loader, loss_fn=nn.functional.cross_entropy, device="cpu"):
+    """(mean loss per sample, accuracy) over `loader`, in eval mode and without gradients."""
+    model.eval()
+    total_loss, correct, seen = 0.0, 0, 0
+    for features, labels in loader:
+        features, labels = features.to(device), labels.to(device)
+        logits = model(features)
+        total_loss += loss_fn(logits, labels).item() * labels.size(0)
+        correct += (logits.argmax(dim=1) == labels).sum().item()
+        seen += labels.size(0)
+    return total_loss / seen, correct / seen
+
+
+@torch.no_grad()
+def predictions(model, loader, device="cpu"):
+    """(predicted labels, true labels) for every example of `loader`, as two 1-d tensors."""
+    model.eval()
+    predicted, true = [], []
+    for features, labels in loader:
+        predicted.append(model(features.to(device)).argmax(dim=1).cpu())
+        true.append(labels)
+    return torch.cat(predicted), torch.cat(true)
