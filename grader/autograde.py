@@ -37,6 +37,9 @@ from grader.course import REPO_ROOT, SOURCE, nbgrader_cmd, tool_env
 WALL_CONFIG = """
 # --- added by grader.autograde: run the kernel behind the wall (grader/sandbox.py) ---
 c.Execute.kernel_manager_class = "grader.sandbox.SandboxKernelManager"
+# nbgrader 0.9.6 crashes on a duplicated test cell; grader/sandbox_preprocessors.py fixes it
+from grader.sandbox_preprocessors import SANITIZE
+c.Autograde.sanitize_preprocessors = SANITIZE
 """
 
 

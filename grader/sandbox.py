@@ -43,11 +43,23 @@ INSTALL_HINT = ("bubblewrap is missing: install it with `apt-get install -y bubb
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-kernel resource limits. Torch reserves a lot of virtual address space when it loads,
-    so the memory limit is on the address space and must stay at a few GiB."""
-    cpu_seconds: int = int(os.environ.get("COURSE_SANDBOX_CPU", 900))
-    memory_bytes: int = int(os.environ.get("COURSE_SANDBOX_MEMORY", 6 * 1024**3))
-    file_bytes: int = int(os.environ.get("COURSE_SANDBOX_FSIZE", 256 * 1024**2))
+    """Per-kernel resource limits, read from the environment when a kernel starts.
+
+    cpu_seconds: CPU time of the whole kernel (all threads), a backstop behind nbgrader's
+    per-cell wall-clock timeout: a loop that ignores the interrupt gets SIGXCPU, then SIGKILL
+    five seconds later. memory_bytes: address space; torch reserves a lot of it when it loads
+    (about 3.7 GB with its thread pools), so it must stay at a few GiB. file_bytes: largest file.
+    """
+    cpu_seconds: int = 900
+    memory_bytes: int = 6 * 1024**3
+    file_bytes: int = 256 * 1024**2
+
+    @classmethod
+    def from_env(cls):
+        d = cls()
+        return cls(int(os.environ.get("COURSE_SANDBOX_CPU", d.cpu_seconds)),
+                   int(os.environ.get("COURSE_SANDBOX_MEMORY", d.memory_bytes)),
+                   int(os.environ.get("COURSE_SANDBOX_FSIZE", d.file_bytes)))
 
 
 def bwrap() -> str | None:
@@ -99,7 +111,7 @@ def passthrough_env() -> dict:
     return env
 
 
-def wall_command(cmd: list, workdir: str, runtime: str, limits: Limits = Limits(),
+def wall_command(cmd: list, workdir: str, runtime: str, limits: Limits | None = None,
                  course: Path = REPO_ROOT) -> list:
     """`cmd` (a kernel command line) wrapped in bubblewrap and resource limits."""
     path = bwrap()
@@ -124,12 +136,13 @@ def wall_command(cmd: list, workdir: str, runtime: str, limits: Limits = Limits(
     args += ["--bind", workdir, workdir, "--bind", runtime, runtime, "--chdir", workdir]
     for key, value in passthrough_env().items():
         args += ["--setenv", key, value]
+    limits = limits or Limits.from_env()
     inner = []
     if os.geteuid() == 0:
         # root outside: become nobody inside, with no capabilities left
         inner += ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
                   "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all"]
-    inner += ["prlimit", f"--cpu={limits.cpu_seconds}", f"--as={limits.memory_bytes}",
+    inner += ["prlimit", f"--cpu={limits.cpu_seconds}:{limits.cpu_seconds + 5}", f"--as={limits.memory_bytes}",
               f"--fsize={limits.file_bytes}", "--core=0", "--"]
     return args + ["--"] + inner + list(cmd)
 

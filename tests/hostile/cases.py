@@ -50,9 +50,10 @@ def infinite_loop(course):
 
 
 def stubborn_loop(course):
-    # a loop that swallows the interrupt: the kernel cannot be stopped politely
+    # a loop that ignores the interrupt (and the CPU-limit warning): only SIGKILL stops it
     return _prepend(solution_copy(ASSIGNMENT, course), "ranked_tensors",
-                    "while True:\n    try:\n        pass\n    except KeyboardInterrupt:\n        pass")
+                    "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                    "signal.signal(signal.SIGXCPU, signal.SIG_IGN)\nwhile True:\n    pass")
 
 
 def os_exit(course):
@@ -179,8 +180,9 @@ def with_warnings(course):
 # name: (builder or special, expected total score)
 CASES = {
     "infinite_loop": (infinite_loop, FULL - 1),
-    "stubborn_loop": (stubborn_loop, None),       # filled in by the test: see test_hostile.py
-    "os_exit": (os_exit, None),
+    # a kernel that dies (os._exit, or killed at the CPU limit) fails the whole notebook in nbgrader
+    "stubborn_loop": (stubborn_loop, 0.0),
+    "os_exit": (os_exit, 0.0),
     "memory_bomb": (memory_bomb, FULL - 1),
     "tests_edited": (tests_edited, FULL - 1),
     "tests_deleted": (tests_deleted, FULL - 1),
