@@ -39,7 +39,7 @@ def _bundle(args):
 
 def _bench(args):
     from grader.bench import main as bench_main
-    return bench_main(students=args.students)
+    return bench_main(students=args.students, jobs=args.jobs)
 
 
 def main(argv=None) -> int:
@@ -71,6 +71,7 @@ def main(argv=None) -> int:
 
     p = verbs.add_parser("bench", help="serial vs parallel grading of a generated class")
     p.add_argument("--students", type=int, default=20)
+    p.add_argument("--jobs", type=int, default=None, help="parallel workers (default: one per core)")
     p.set_defaults(func=_bench)
 
     args = parser.parse_args(argv)

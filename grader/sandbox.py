@@ -78,7 +78,7 @@ def ensure_bubblewrap() -> str:
         return path
     if os.geteuid() == 0 and shutil.which("apt-get"):
         subprocess.run(["apt-get", "install", "-y", "-q", "bubblewrap"], check=False,
-                       stdout=subprocess.DEVNULL)
+                       stdout=subprocess.DEVNULL, env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
         path = bwrap()
         if path:
             return path

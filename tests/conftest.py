@@ -1,5 +1,6 @@
 """Shared fixtures: one disposable copy of the course, released once per test session."""
 import importlib.util
+import os
 import shutil
 from pathlib import Path
 
@@ -44,3 +45,8 @@ ALL_CHAPTERS = chapters(REPO_ROOT)
 def grade_assignment(assignment: str, course: Path, *extra_args) -> None:
     """Autograde every submission of one assignment in `course` with plain nbgrader."""
     run_nbgrader("autograde", assignment, "--force", *extra_args, course=course)
+
+# Notebooks executed by the tests (nbgrader kernels inherit this) run in quick, offline mode,
+# as in CI and `make test`, also when pytest is called directly.
+os.environ.setdefault("COURSE_QUICK", "1")
+os.environ.setdefault("COURSE_OFFLINE", "1")

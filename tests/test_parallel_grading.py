@@ -3,20 +3,17 @@
 One class is handed in twice, to two copies of a course: one copy is graded by plain serial
 `nbgrader autograde`, the other by grader.autograde.autograde_all with 2 jobs behind the wall.
 """
-import csv
 import shutil
 
 import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from grader.autograde import autograde_all, merge_submission, submissions
+from grader.autograde import merge_submission, submissions
+from grader.bench import TIMESTAMP, export_rows, gradebook_state, grade_both
 from grader.course import run_nbgrader
-from grader.gradebook import db_url
 from grader.submissions import copy_course, place_submission, release_copy, solution_copy, with_answers
 from hostile.tiny import add_tiny_assignment
-
-TIMESTAMP = "2030-01-01 12:00:00.000000 UTC"
 
 
 def hand_in_class(course, assignment):
@@ -35,40 +32,14 @@ def hand_in_class(course, assignment):
         (course / "submitted" / student / assignment / "timestamp.txt").write_text(TIMESTAMP)
 
 
-def gradebook_state(course, assignment):
-    """Everything autograde writes, per student and cell."""
-    state = {}
-    with Gradebook(db_url(course)) as gb:
-        for sub in gb.assignment_submissions(assignment):
-            rows = {"timestamp": str(sub.timestamp)}
-            for nb in sub.notebooks:
-                rows[nb.name] = nb.late_submission_penalty
-                for g in nb.grades:
-                    rows[g.name] = (g.auto_score, g.manual_score, g.max_score, g.needs_manual_grade)
-                for c in nb.comments:
-                    rows[c.name + ":comment"] = c.auto_comment
-            state[sub.student.id] = rows
-    return state
-
-
-def export_csv(course):
-    run_nbgrader("export", "--to", "grades.csv", course=course)
-    with open(course / "grades.csv", newline="") as f:
-        return sorted(csv.reader(f))
-
-
 @pytest.fixture(scope="module")
 def two_courses(tmp_path_factory):
+    """The benchmark's own machinery (grader.bench.grade_both), on the tiny assignment."""
     base = copy_course(tmp_path_factory.mktemp("pg") / "course")
     assignment = add_tiny_assignment(base)
     hand_in_class(base, assignment)
-    serial = tmp_path_factory.mktemp("serial") / "course"
-    parallel = tmp_path_factory.mktemp("parallel") / "course"
-    shutil.copytree(base, serial)
-    shutil.copytree(base, parallel)
-    serial_code = run_nbgrader("autograde", assignment, "--force", course=serial, check=False).returncode
-    code = autograde_all(jobs=2, course=parallel, progress=False)
-    return assignment, serial, parallel, (code, serial_code)
+    result = grade_both(base, assignment, tmp_path_factory.mktemp("graded"), jobs=2)
+    return assignment, result.serial, result.parallel, (result.parallel_code, result.serial_code)
 
 
 def test_parallel_grading_succeeds(two_courses):
@@ -90,7 +61,7 @@ def test_same_gradebook_as_serial_nbgrader(two_courses):
 
 def test_same_grades_csv_as_serial_nbgrader(two_courses):
     _, serial, parallel, _ = two_courses
-    assert export_csv(parallel) == export_csv(serial)
+    assert export_rows(parallel) == export_rows(serial)
 
 
 def test_autograded_notebooks_copied_back(two_courses):
@@ -120,3 +91,15 @@ def test_merge_keeps_manual_grades(two_courses, tmp_path):
     with Gradebook(f"sqlite:///{db}") as gb:
         grade = gb.find_grade("answer_tests", assignment, assignment, "cy")
         assert grade.manual_score == 0.5 and grade.score == 0.5
+
+
+def test_bench_builds_a_varied_class(tmp_path):
+    """`make bench-grading`'s class: reference, untouched, alternative, wrong and mixed answers."""
+    from grader.bench import build_class
+    from grader.release import release
+    course = copy_course(tmp_path / "course")
+    release(["01_tensors"], course=course)
+    names = build_class(course, "01_tensors", 10)
+    assert len(names) == 10 and len(submissions(course)) == 10
+    sources = {(course / "submitted" / n / "01_tensors" / "01_tensors.ipynb").read_text() for n in names}
+    assert len(sources) >= 6, "at least five kinds of hand-in, mixes differ"

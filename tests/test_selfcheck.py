@@ -57,3 +57,10 @@ def test_command_line_exit_codes(tmp_path):
     broken = tmp_path / "broken.ipynb"
     broken.write_text("{ not json")
     assert run(broken).returncode == 2
+
+
+def test_does_nothing_while_nbgrader_runs_the_notebook(monkeypatch, capsys):
+    """During autograde the last cell must not execute the whole notebook a second time."""
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    assert selfcheck.check_notebook("does-not-matter.ipynb") == []
+    assert "skipped" in capsys.readouterr().out

@@ -1,0 +1,142 @@
+"""`make bench-grading`: grade one generated class serially and in parallel, compare, time.
+
+    python -m grader bench --students 20
+
+1. copies the course to a temporary folder and releases the assignment (01_tensors);
+2. hands in a class of N students: the reference solution, the untouched release, the
+   ALTERNATIVE and WRONG answers of tests/answers/, and mixes of right and wrong answers;
+3. grades one copy with plain serial `nbgrader autograde ASSIGNMENT --force` and another with
+   `make autograde`'s code (grader.autograde, JOBS = cores, behind the wall), timing both;
+4. checks that both gradebooks hold the same scores, flags and comments and that
+   `nbgrader export` gives the same CSV, and prints the speed-up ratio as its last line.
+"""
+import csv
+import importlib.util
+import random
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from nbgrader.api import Gradebook
+
+from grader.autograde import autograde_all, default_jobs
+from grader.course import REPO_ROOT, run_nbgrader
+from grader.gradebook import db_url
+from grader.release import release
+from grader.submissions import (copy_course, place_submission, release_copy, solution_cell_ids,
+                                solution_copy, with_answers)
+
+TIMESTAMP = "2030-01-01 12:00:00.000000 UTC"   # fixed, so that both CSVs can be compared byte for byte
+
+
+def _answers(assignment: str):
+    path = REPO_ROOT / "tests" / "answers" / f"{assignment}.py"
+    if not path.exists():
+        return {}, {}
+    spec = importlib.util.spec_from_file_location(f"answers_{assignment}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.ALTERNATIVE, module.WRONG
+
+
+def build_class(course: Path, assignment: str, students: int, seed: int = 0) -> list:
+    """Hand in `students` notebooks of `assignment`; return the student ids."""
+    rng = random.Random(seed)
+    reference = solution_copy(assignment, course)
+    alternative, wrong = _answers(assignment)
+    ids = solution_cell_ids(reference)
+    names = []
+    for i in range(students):
+        kind = i % 5
+        if kind == 0:
+            nb = reference
+        elif kind == 1:
+            nb = release_copy(assignment, course)
+        elif kind == 2 and alternative:
+            nb = with_answers(reference, alternative)
+        elif kind == 3 and wrong:
+            nb = with_answers(reference, wrong)
+        else:
+            picks = {g: (wrong if rng.random() < 0.5 else alternative).get(g) for g in ids}
+            nb = with_answers(reference, {g: src for g, src in picks.items() if src})
+        name = f"student{i:03d}"
+        path = place_submission(course, name, assignment, nb)
+        (path.parent / "timestamp.txt").write_text(TIMESTAMP)
+        names.append(name)
+    return names
+
+
+def gradebook_state(course: Path, assignment: str) -> dict:
+    """{student: {cell: (auto, manual, max, needs manual grade), cell:comment: ..., ...}}."""
+    state = {}
+    with Gradebook(db_url(course)) as gb:
+        for sub in gb.assignment_submissions(assignment):
+            rows = {"timestamp": str(sub.timestamp)}
+            for nb in sub.notebooks:
+                rows[nb.name] = nb.late_submission_penalty
+                for g in nb.grades:
+                    rows[g.name] = (g.auto_score, g.manual_score, g.max_score, g.needs_manual_grade)
+                for c in nb.comments:
+                    rows[c.name + ":comment"] = c.auto_comment
+            state[sub.student.id] = rows
+    return state
+
+
+def export_rows(course: Path) -> list:
+    run_nbgrader("export", "--to", "grades.csv", course=course)
+    with open(Path(course) / "grades.csv", newline="") as f:
+        return sorted(csv.reader(f))
+
+
+@dataclass
+class Comparison:
+    serial_s: float
+    parallel_s: float
+    serial_code: int
+    parallel_code: int
+    serial: Path
+    parallel: Path
+    jobs: int
+
+    @property
+    def speedup(self) -> float:
+        return self.serial_s / self.parallel_s
+
+    def same_grades(self, assignment: str) -> bool:
+        return (gradebook_state(self.serial, assignment) == gradebook_state(self.parallel, assignment)
+                and export_rows(self.serial) == export_rows(self.parallel))
+
+
+def grade_both(base: Path, assignment: str, workdir: Path, jobs: int | None = None,
+               extra_args=(), progress: bool = False) -> Comparison:
+    """Copy `base` (a released course with submissions) twice; grade serially and in parallel."""
+    serial, parallel = Path(workdir) / "serial", Path(workdir) / "parallel"
+    shutil.copytree(base, serial)
+    shutil.copytree(base, parallel)
+    jobs = jobs or default_jobs()
+    start = time.perf_counter()
+    serial_code = run_nbgrader("autograde", assignment, "--force", *extra_args, course=serial,
+                               check=False).returncode
+    serial_s = time.perf_counter() - start
+    start = time.perf_counter()
+    parallel_code = autograde_all(jobs=jobs, course=parallel, extra_args=extra_args, progress=progress)
+    parallel_s = time.perf_counter() - start
+    return Comparison(serial_s, parallel_s, serial_code, parallel_code, serial, parallel, jobs)
+
+
+def main(students: int = 20, jobs: int | None = None, assignment: str = "01_tensors") -> int:
+    with tempfile.TemporaryDirectory(prefix="bench-grading-") as tmp:
+        base = copy_course(Path(tmp) / "base")
+        release([assignment], course=base)
+        build_class(base, assignment, students)
+        print(f"class: {students} submissions of {assignment}; grading serially, then with "
+              f"{jobs or default_jobs()} jobs ...", flush=True)
+        result = grade_both(base, assignment, Path(tmp), jobs, progress=True)
+        same = result.same_grades(assignment)
+        print(f"serial nbgrader autograde: {result.serial_s:.1f} s (exit {result.serial_code})")
+        print(f"make autograde JOBS={result.jobs}:   {result.parallel_s:.1f} s (exit {result.parallel_code})")
+        print(f"same scores, comments and grades CSV: {'yes' if same else 'NO'}")
+        print(f"speed-up: {result.speedup:.2f}x")
+    return 0 if same and result.serial_code == result.parallel_code == 0 else 1

@@ -1,0 +1,187 @@
+"""Each claim docs/GRADING.md makes about the wall, tested (the claims cite these test names).
+
+Most tests run a short Python program through grader.sandbox.wall_command, the exact wrapper the
+grading kernel is launched with; the last ones run a notebook through the sandboxed kernel.
+"""
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbformat.v4 import new_code_cell, new_notebook
+
+from grader import sandbox
+from grader.course import REPO_ROOT
+
+pytestmark = pytest.mark.skipif(sandbox.bwrap() is None, reason=sandbox.INSTALL_HINT)
+
+
+def walled(tmp_path, code, limits=None, env=None, timeout=120):
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    runtime = tmp_path / "rt"
+    runtime.mkdir(exist_ok=True)
+    if os.geteuid() == 0:
+        os.chown(work, sandbox.NOBODY, sandbox.NOBODY)
+    cmd = sandbox.wall_command([sys.executable, "-c", textwrap.dedent(code)], str(work), str(runtime), limits)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                          env=dict(os.environ, **(env or {})))
+
+
+def test_course_files_do_not_exist_inside(tmp_path):
+    """Gradebook, solutions, submissions, autograded copies: not mounted, by absolute path."""
+    proc = walled(tmp_path, f"""
+        import os
+        root = {str(REPO_ROOT)!r}
+        print(sorted(os.listdir(root)))
+        for p in ["gradebook.db", "solutions", "submitted", "autograded", "notebooks", "tests"]:
+            print(p, os.path.exists(os.path.join(root, p)))
+    """)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert set(eval(lines[0])) <= {".venv", "data", "grader", "torchcourse"}
+    assert all(line.endswith("False") for line in lines[1:])
+
+
+def test_only_the_working_folder_is_writable(tmp_path):
+    proc = walled(tmp_path, f"""
+        import os
+        open("mine.txt", "w").write("ok")
+        for target in [{str(REPO_ROOT / "grader" / "x.py")!r}, {sys.prefix + "/x"!r}, "/usr/x", "/etc/x"]:
+            try:
+                open(target, "w")
+                print("WROTE", target)
+            except OSError as err:
+                print("blocked", type(err).__name__)
+        open("/tmp/private.txt", "w").write("tmp is private")
+    """)
+    assert proc.returncode == 0, proc.stderr
+    assert "WROTE" not in proc.stdout and proc.stdout.count("blocked") == 4
+    assert (tmp_path / "work" / "mine.txt").read_text() == "ok"
+    assert not os.path.exists("/tmp/private.txt")
+
+
+def test_no_network(tmp_path):
+    """Its own network namespace: the grader's loopback services cannot be reached."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    try:
+        proc = walled(tmp_path, f"""
+            import socket
+            try:
+                socket.create_connection(("127.0.0.1", {port}), timeout=3)
+                print("CONNECTED")
+            except OSError as err:
+                print("refused", type(err).__name__)
+            try:
+                socket.getaddrinfo("pypi.org", 443)
+                print("RESOLVED")
+            except OSError as err:
+                print("no dns", type(err).__name__)
+            print(sorted(name for _, name in socket.if_nameindex()))
+        """)
+    finally:
+        server.close()
+    assert "CONNECTED" not in proc.stdout and "RESOLVED" not in proc.stdout, proc.stdout
+    assert proc.stdout.splitlines()[-1] == "['lo']"
+
+
+def test_runs_as_nobody_without_seeing_other_processes(tmp_path):
+    proc = walled(tmp_path, """
+        import os
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+        print(os.getuid(), len(pids) < 10)
+        print(open("/proc/self/status").read().split("CapEff:")[1].split()[0])
+    """)
+    uid, few = proc.stdout.split()[:2]
+    if os.geteuid() == 0:
+        assert uid == str(sandbox.NOBODY)
+    assert few == "True"
+    assert int(proc.stdout.split()[2], 16) == 0, "no capabilities left"
+
+
+def test_environment_is_cleared(tmp_path, monkeypatch):
+    """Only the course's switches (COURSE_*, CI, thread counts) reach student code."""
+    monkeypatch.setenv("GRADER_SECRET_TOKEN", "s3cret")
+    monkeypatch.setenv("COURSE_QUICK", "1")
+    proc = walled(tmp_path, "import os; print(os.environ.get('GRADER_SECRET_TOKEN'), os.environ.get('COURSE_QUICK'))")
+    assert proc.stdout.split() == ["None", "1"]
+
+
+def test_cpu_limit_kills_a_loop_that_ignores_signals(tmp_path):
+    proc = walled(tmp_path, """
+        import signal
+        signal.signal(signal.SIGXCPU, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        while True:
+            pass
+    """, limits=sandbox.Limits(cpu_seconds=2), timeout=60)
+    assert proc.returncode != 0   # killed (SIGKILL at the hard limit), not hanging
+
+
+def test_memory_limit(tmp_path):
+    proc = walled(tmp_path, """
+        import resource, torch
+        print(resource.getrlimit(resource.RLIMIT_AS)[0])
+        try:
+            x = torch.ones(2**31)   # 8 GiB
+            print("ALLOCATED")
+        except (RuntimeError, MemoryError) as err:
+            print("refused")
+    """)
+    assert proc.stdout.split() == [str(sandbox.Limits().memory_bytes), "refused"], proc.stderr
+
+
+def test_file_size_limit(tmp_path):
+    proc = walled(tmp_path, """
+        import signal
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        try:
+            with open("big.bin", "wb") as f:
+                f.write(b"x" * (2 * 1024**2))
+            print("WROTE")
+        except OSError as err:
+            print("refused", type(err).__name__)
+    """, limits=sandbox.Limits(file_bytes=1024**2))
+    assert "refused" in proc.stdout, proc.stdout + proc.stderr
+
+
+def _run_notebook(tmp_path, sources, timeout=20):
+    work = tmp_path / "nbwork"
+    work.mkdir()
+    nb = new_notebook(cells=[new_code_cell(s) for s in sources])
+    nb.metadata.kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    client = NotebookClient(nb, timeout=timeout, interrupt_on_timeout=True, allow_errors=True,
+                            kernel_manager_class=sandbox.SandboxKernelManager,
+                            resources={"metadata": {"path": str(work)}})
+    client.execute()
+    return ["".join(o.get("text", "") or o.get("ename", "") for o in c.outputs) for c in nb.cells]
+
+
+def test_kernel_runs_behind_the_wall_over_ipc_and_can_be_interrupted(tmp_path):
+    out = _run_notebook(tmp_path, [
+        "import os, torch; print(os.path.exists(%r), os.getcwd() == %r)" % (str(REPO_ROOT / "gradebook.db"),
+                                                                          str(tmp_path / "nbwork")),
+        "import time; time.sleep(60)",
+        "print('still alive')",
+    ], timeout=5)
+    assert out[0].split() == ["False", "True"]
+    assert out[1] == "KeyboardInterrupt"
+    assert out[2].strip() == "still alive"
+
+
+def test_not_protected_code_sees_the_test_cells_it_runs_with(tmp_path):
+    """NOT protected (docs/GRADING.md): student code shares the kernel with the test cells, so it
+    can see a test cell's source when it runs, and replace functions the tests call."""
+    out = _run_notebook(tmp_path, [
+        "seen = []\nget_ipython().events.register('pre_run_cell', lambda info: seen.append(info.raw_cell))",
+        "# a hidden test\nassert 1 + 1 == 2",
+        "print(seen[-2].splitlines()[0])",
+    ])
+    assert out[2].strip() == "# a hidden test"
