@@ -27,6 +27,7 @@ $(STAMP): requirements.lock pyproject.toml
 	$(PY) -m pip install --disable-pip-version-check -q -r requirements.lock 2>&1 | $(QUIET_PIP)
 	$(PY) -m pip install --disable-pip-version-check -q --no-deps -e . 2>&1 | $(QUIET_PIP)
 	$(PY) -c "import torch, torchvision, nbgrader, nbval, jupyterlab, torchcourse, grader"
+	$(PY) -m grader.sandbox --install   # bubblewrap, the wall around graded code (apt-get, as root)
 	@touch $@
 
 lock:  ## regenerate requirements.lock from pyproject.toml (universal: platform markers for every OS)

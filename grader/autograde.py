@@ -1,23 +1,28 @@
-"""Grade everything in submitted/ in parallel, each submission behind the wall.
+"""Grade everything in submitted/ in parallel, each notebook behind the wall.
 
 nbgrader grades one notebook after another and keeps its grades in one sqlite file, which two
-nbgrader processes cannot safely write at once. So each submission is graded by plain
-`nbgrader autograde ASSIGNMENT --student STUDENT --force` in a scratch course of its own:
+nbgrader processes cannot safely write at once. So the submissions are split into small batches,
+and each batch is graded by plain `nbgrader autograde ASSIGNMENT --force` in a scratch course of
+its own:
 
     scratch/
-      nbgrader_config.py   the course's, plus one line that puts the kernel behind the wall
+      nbgrader_config.py   the course's, plus the lines that put the kernel behind the wall
       gradebook.db         a snapshot of the course's gradebook (taken once, before grading)
       solutions/A/         the assignment's non-notebook files only (nbgrader copies them over
                            the submission), never the solution notebooks
-      submitted/S/A/       this one student's hand-in
+      submitted/S/A/       the hand-ins of this batch's students, nobody else's
 
+Inside, every notebook still gets its own kernel, and that kernel sees only its own
+autograded/S/A/ folder (grader/sandbox.py), so batch-mates cannot reach each other either.
 Workers run in parallel (one nbgrader process each); the parent then merges, one submission at a
 time, what autograde wrote into the scratch gradebook (auto scores, needs-manual-grade flags, auto
 comments, timestamps, late penalties) into the real gradebook, and copies autograded/S/A/ back, so
 that `nbgrader generate_feedback`, `nbgrader export` and the formgrader see exactly what a serial
 `nbgrader autograde` would have left (tests/test_parallel_grading.py compares the two).
 """
+import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -45,7 +50,8 @@ c.Autograde.sanitize_preprocessors = SANITIZE
 
 @dataclass
 class Result:
-    student: str
+    """One nbgrader run in one scratch course: a batch of students of one assignment."""
+    students: list
     assignment: str
     returncode: int
     log: str = ""
@@ -53,8 +59,12 @@ class Result:
     scratch: Path | None = field(default=None, repr=False)
 
     @property
-    def ok(self) -> bool:
-        return self.returncode == 0
+    def failed(self) -> list:
+        """Students nbgrader reported an error for (all of them when it was stopped)."""
+        if self.returncode == 124:
+            return list(self.students)
+        named = set(re.findall(r"error processing assignment '[^']*' for student '([^']*)'", self.log))
+        return [s for s in self.students if s in named] or (list(self.students) if self.returncode else [])
 
 
 def submitted_assignments(course: Path = REPO_ROOT) -> list:
@@ -80,10 +90,10 @@ def _copy_plain(src: Path, dst: Path) -> None:
     shutil.copytree(src, dst, ignore=ignore, symlinks=True, dirs_exist_ok=True)
 
 
-def make_scratch(course: Path, snapshot: Path, student: str, assignment: str, wall: bool) -> Path:
-    """A private course directory holding only what grading this one submission needs."""
+def make_scratch(course: Path, snapshot: Path, students: list, assignment: str, wall: bool) -> Path:
+    """A private course directory holding only what grading these submissions needs."""
     course = Path(course)
-    scratch = Path(tempfile.mkdtemp(prefix=f"grade-{student[:20]}-"))
+    scratch = Path(tempfile.mkdtemp(prefix=f"grade-{assignment[:20]}-"))
     config = (course / "nbgrader_config.py").read_text()
     (scratch / "nbgrader_config.py").write_text(config + (WALL_CONFIG if wall else ""))
     shutil.copyfile(snapshot, scratch / "gradebook.db")
@@ -93,22 +103,25 @@ def make_scratch(course: Path, snapshot: Path, student: str, assignment: str, wa
     if source.is_dir():
         shutil.copytree(source, extras, dirs_exist_ok=True,
                         ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints", "__pycache__"))
-    _copy_plain(course / "submitted" / student / assignment, scratch / "submitted" / student / assignment)
+    for student in students:
+        _copy_plain(course / "submitted" / student / assignment,
+                    scratch / "submitted" / student / assignment)
     return scratch
 
 
-def grade_one(scratch: Path, student: str, assignment: str, extra_args=(), env=None,
-              timeout: float | None = None) -> Result:
-    """Run plain nbgrader autograde for one student in its scratch course."""
+def grade_batch(scratch: Path, students: list, assignment: str, extra_args=(), env=None,
+                timeout: float | None = None) -> Result:
+    """Run plain nbgrader autograde in a scratch course (which holds only `students`)."""
     start = time.perf_counter()
-    cmd = nbgrader_cmd("autograde", assignment, "--student", student, "--force", *extra_args)
+    who = ["--student", students[0]] if len(students) == 1 else []
+    cmd = nbgrader_cmd("autograde", assignment, *who, "--force", *extra_args)
     try:
         proc = subprocess.run(cmd, cwd=scratch, env=tool_env(env), text=True, capture_output=True,
                               timeout=timeout)
         code, log = proc.returncode, proc.stdout + proc.stderr
     except subprocess.TimeoutExpired as err:
         code, log = 124, f"nbgrader autograde ran past {timeout} s and was stopped\n{err.stdout or ''}"
-    return Result(student, assignment, code, log, time.perf_counter() - start, scratch)
+    return Result(list(students), assignment, code, log, time.perf_counter() - start, scratch)
 
 
 def merge_submission(scratch_db: Path, course_db: Path, assignment: str, student: str) -> None:
@@ -142,19 +155,19 @@ def collect(result: Result, course: Path) -> None:
     """Merge one graded scratch course back into the real one, then delete the scratch."""
     course = Path(course)
     try:
-        # Merged even when nbgrader reported an error: serial nbgrader also leaves the
-        # submission it had started (for example with a renamed notebook: no scores, flagged).
-        try:
-            merge_submission(result.scratch / "gradebook.db", course / "gradebook.db",
-                             result.assignment, result.student)
-        except MissingEntry:
-            pass
-        if result.ok:
-            graded = result.scratch / "autograded" / result.student / result.assignment
-            target = course / "autograded" / result.student / result.assignment
+        for student in result.students:
+            # Merged even when nbgrader reported an error: serial nbgrader also leaves the
+            # submission it had started (for example with a renamed notebook: no scores, flagged).
+            try:
+                merge_submission(result.scratch / "gradebook.db", course / "gradebook.db",
+                                 result.assignment, student)
+            except MissingEntry:
+                continue
+            graded = result.scratch / "autograded" / student / result.assignment
+            target = course / "autograded" / student / result.assignment
             if target.exists():
                 shutil.rmtree(target)
-            if graded.is_dir():
+            if graded.is_dir():   # nbgrader removes it for a notebook it could not grade
                 _copy_plain(graded, target)
     finally:
         shutil.rmtree(result.scratch, ignore_errors=True)
@@ -166,11 +179,13 @@ def default_jobs() -> int:
 
 def autograde_all(jobs: int | None = None, course: Path = REPO_ROOT, extra_args=(),
                   wall: bool | None = None, progress: bool = True, only=None,
-                  timeout: float | None = 3600, verbose: bool = False) -> int:
+                  timeout: float | None = 3600, verbose: bool = False,
+                  batch_size: int | None = None) -> int:
     """Grade every submission in `course`/submitted/ with `jobs` parallel workers.
 
     extra_args go to every `nbgrader autograde` (for example "--Execute.timeout=10"); `only`
-    limits grading to some (student, assignment) pairs. Returns 0 when every submission was
+    limits grading to some (student, assignment) pairs; `timeout` bounds one nbgrader run (a
+    batch that overruns is graded again one student at a time). Returns 0 when every submission was
     graded, 1 otherwise (the others are still graded and merged)."""
     course = Path(course).resolve()
     todo = [pair for pair in submissions(course) if only is None or pair in set(only)]
@@ -193,35 +208,60 @@ def autograde_all(jobs: int | None = None, course: Path = REPO_ROOT, extra_args=
         raise FileNotFoundError(f"{db} is missing: run `make release` (nbgrader generate_assignment) first")
     env = {"OMP_NUM_THREADS": str(max(1, default_jobs() // jobs))} if "OMP_NUM_THREADS" not in os.environ else {}
 
+    # Batches: one nbgrader process costs ~4 s to start, so each worker grades a few students
+    # per process; small enough batches keep the workers evenly loaded.
+    size = batch_size or max(1, math.ceil(len(todo) / (jobs * 3)))
+    batches = []
+    for assignment in sorted({a for _, a in todo}):
+        students = [s for s, a in todo if a == assignment]
+        batches += [(students[i:i + size], assignment) for i in range(0, len(students), size)]
+
     with tempfile.TemporaryDirectory(prefix="gradebook-") as tmp:
         snapshot = Path(tmp) / "gradebook.db"
         shutil.copyfile(db, snapshot)  # one consistent copy for every worker to start from
         failures = []
         bar = _progress(len(todo), progress)
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(_grade_in_scratch, course, snapshot, s, a, extra_args, env, wall,
-                                   timeout) for s, a in todo]
-            for future in as_completed(futures):
+            def submit(students, assignment):
+                return pool.submit(_grade_in_scratch, course, snapshot, students, assignment,
+                                   extra_args, env, wall, timeout)
+            pending = {submit(*batch) for batch in batches}
+            while pending:
+                future = next(as_completed(pending))
+                pending.remove(future)
                 result = future.result()
+                if result.returncode == 124 and len(result.students) > 1:
+                    # a batch ran out of time: grade its students one by one, so that one
+                    # endless notebook costs only its own grade
+                    shutil.rmtree(result.scratch, ignore_errors=True)
+                    pending |= {submit([s], result.assignment) for s in result.students}
+                    continue
                 collect(result, course)   # serially, in this thread: one writer on the gradebook
-                if not result.ok:
-                    failures.append(result)
+                failures += [(s, result) for s in result.failed]
                 if verbose:
                     print(result.log)
-                bar.set_postfix_str(f"{result.student}/{result.assignment}", refresh=False)
-                bar.update(1)
+                bar.set_postfix_str(f"{result.students[-1]}/{result.assignment}", refresh=False)
+                bar.update(len(result.students))
         bar.close()
-    for result in failures:
-        print(f"FAILED {result.student}/{result.assignment} (exit {result.returncode}):\n"
-              f"{result.log[-3000:]}", file=sys.stderr)
+    for student, result in failures:
+        print(f"FAILED {student}/{result.assignment} (exit {result.returncode}); nbgrader's log:\n"
+              f"{_student_log(result.log, student)[-3000:]}", file=sys.stderr)
     print(f"graded {len(todo) - len(failures)}/{len(todo)} submissions with {jobs} jobs"
           f"{' behind the wall' if wall else ''}")
     return 1 if failures else 0
 
 
-def _grade_in_scratch(course, snapshot, student, assignment, extra_args, env, wall, timeout):
-    scratch = make_scratch(course, snapshot, student, assignment, wall)
-    return grade_one(scratch, student, assignment, extra_args, env, timeout)
+def _student_log(log: str, student: str) -> str:
+    """The part of a batch's log about one student (nbgrader logs students one after another)."""
+    lines = log.splitlines()
+    starts = [i for i, line in enumerate(lines) if f"/{student}/" in line or f"'{student}'" in line]
+    return "\n".join(lines[starts[0]:starts[-1] + 1]) if starts else log
+
+
+def _grade_in_scratch(course, snapshot, students, assignment, extra_args, env, wall, timeout):
+    scratch = make_scratch(course, snapshot, students, assignment, wall)
+    return grade_batch(scratch, students, assignment, extra_args, env,
+                       timeout * len(students) if timeout else None)
 
 
 def _progress(total: int, enabled: bool):

@@ -77,11 +77,15 @@ def ensure_bubblewrap() -> str:
     if path:
         return path
     if os.geteuid() == 0 and shutil.which("apt-get"):
-        subprocess.run(["apt-get", "install", "-y", "-q", "bubblewrap"], check=False,
-                       stdout=subprocess.DEVNULL, env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
-        path = bwrap()
-        if path:
-            return path
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        # a fresh image may have no package lists yet: refresh them only if the first try fails
+        for steps in ([["apt-get", "install", "-y", "-q", "bubblewrap"]],
+                      [["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", "bubblewrap"]]):
+            for step in steps:
+                subprocess.run(step, check=False, stdout=subprocess.DEVNULL, env=env)
+            path = bwrap()
+            if path:
+                return path
     raise RuntimeError(INSTALL_HINT)
 
 

@@ -103,3 +103,11 @@ def test_bench_builds_a_varied_class(tmp_path):
     assert len(names) == 10 and len(submissions(course)) == 10
     sources = {(course / "submitted" / n / "01_tensors" / "01_tensors.ipynb").read_text() for n in names}
     assert len(sources) >= 6, "at least five kinds of hand-in, mixes differ"
+
+
+def test_failures_are_told_apart_within_a_batch():
+    from grader.autograde import Result
+    log = "[AutogradeApp | ERROR] There was an error processing assignment 'A' for student 'bo'\n"
+    assert Result(["al", "bo"], "A", 1, log).failed == ["bo"]
+    assert Result(["al", "bo"], "A", 0, "").failed == []
+    assert Result(["al", "bo"], "A", 124, "").failed == ["al", "bo"], "a batch stopped at its time limit"
