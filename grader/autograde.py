@@ -177,6 +177,24 @@ def default_jobs() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
+BATCH_MAX = 10   # students per nbgrader process, at most
+
+
+def split_batches(todo: list, jobs: int, max_size: int = BATCH_MAX) -> list:
+    """[(students, assignment), ...]: each assignment's students dealt round-robin into a
+    multiple of `jobs` batches of at most `max_size` (sizes differ by one at most).
+
+    One nbgrader process costs about 4 s to start, so a batch grades several students; and
+    with as many equal batches per worker, no worker idles while another still has two to do.
+    Round-robin spreads students that sort together (and may cost alike) over the batches."""
+    batches = []
+    for assignment in sorted({a for _, a in todo}):
+        students = [s for s, a in todo if a == assignment]
+        count = min(len(students), jobs * math.ceil(len(students) / (jobs * max_size)))
+        batches += [(students[i::count], assignment) for i in range(count)]
+    return batches
+
+
 def autograde_all(jobs: int | None = None, course: Path = REPO_ROOT, extra_args=(),
                   wall: bool | None = None, progress: bool = True, only=None,
                   timeout: float | None = 3600, verbose: bool = False,
@@ -208,13 +226,7 @@ def autograde_all(jobs: int | None = None, course: Path = REPO_ROOT, extra_args=
         raise FileNotFoundError(f"{db} is missing: run `make release` (nbgrader generate_assignment) first")
     env = {"OMP_NUM_THREADS": str(max(1, default_jobs() // jobs))} if "OMP_NUM_THREADS" not in os.environ else {}
 
-    # Batches: one nbgrader process costs ~4 s to start, so each worker grades a few students
-    # per process; small enough batches keep the workers evenly loaded.
-    size = batch_size or max(1, math.ceil(len(todo) / (jobs * 3)))
-    batches = []
-    for assignment in sorted({a for _, a in todo}):
-        students = [s for s, a in todo if a == assignment]
-        batches += [(students[i:i + size], assignment) for i in range(0, len(students), size)]
+    batches = split_batches(todo, jobs, batch_size or BATCH_MAX)
 
     with tempfile.TemporaryDirectory(prefix="gradebook-") as tmp:
         snapshot = Path(tmp) / "gradebook.db"

@@ -111,3 +111,15 @@ def test_failures_are_told_apart_within_a_batch():
     assert Result(["al", "bo"], "A", 1, log).failed == ["bo"]
     assert Result(["al", "bo"], "A", 0, "").failed == []
     assert Result(["al", "bo"], "A", 124, "").failed == ["al", "bo"], "a batch stopped at its time limit"
+
+
+def test_batches_are_balanced_and_cover_every_submission():
+    from grader.autograde import split_batches
+    todo = [(f"s{i:02d}", "A") for i in range(20)] + [("x", "B"), ("y", "B"), ("z", "B")]
+    batches = split_batches(todo, jobs=2, max_size=10)
+    a_sizes = sorted(len(s) for s, a in batches if a == "A")
+    assert a_sizes == [10, 10], "20 students on 2 workers: one batch of 10 each"
+    assert sorted(len(s) for s, a in batches if a == "B") == [1, 2]
+    assert sorted((s, a) for students, a in batches for s in students) == sorted(todo)
+    sizes = [len(s) for s, a in split_batches([(f"s{i}", "A") for i in range(45)], jobs=4, max_size=10)]
+    assert len(sizes) % 4 == 0 and max(sizes) <= 10 and max(sizes) - min(sizes) <= 1, sizes
