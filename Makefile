@@ -72,7 +72,7 @@ student-bundle: setup  ## what students get, without solutions or hidden tests: 
 bench-grading: setup  ## grade a class serially and in parallel; prints the speed-up ratio last
 	$(PY) -m grader bench
 
-stress-ddp: setup  ## run every DDP script 10 times in a row on 2 CPU processes (about 5 minutes)
+stress-ddp: setup  ## run every DDP script 10 times in a row on 2 CPU processes (about 3 minutes)
 	COURSE_DDP_STRESS=1 COURSE_OFFLINE=1 $(PY) -m pytest tests/test_ddp.py -k ten_times
 
 clean:  ## remove the virtual environment and nbgrader's working folders

@@ -189,7 +189,7 @@ STRESS = [("toy_ddp.py", "torchrun", ["--epochs", 1]),
 
 @pytest.mark.slow
 @pytest.mark.skipif(os.environ.get("COURSE_DDP_STRESS") != "1",
-                    reason="about 5 minutes on 2 cores: set COURSE_DDP_STRESS=1 to run")
+                    reason="about 3 minutes on 2 cores: set COURSE_DDP_STRESS=1 to run")
 @pytest.mark.parametrize("script,launcher,args", STRESS, ids=[s[0] for s in STRESS])
 def test_each_script_runs_ten_times_in_a_row(script, launcher, args, tmp_path):
     """Catches rare teardown crashes (destroy_process_group without a barrier first aborted
