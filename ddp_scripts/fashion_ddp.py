@@ -75,9 +75,8 @@ def load_data(ctx, args):
     return train_ds, test_ds
 
 
-def main(argv=None) -> None:
-    args = build_parser().parse_args(argv)
-    ctx = setup()
+def train(ctx, args) -> None:
+    """Every rank: load its data, train its replica; rank 0 reports and saves the checkpoint."""
     train_ds, test_ds = load_data(ctx, args)
     if ctx.is_main:
         standin = is_standin(getattr(train_ds, "dataset", train_ds))   # Subset wraps the dataset
@@ -118,7 +117,13 @@ def main(argv=None) -> None:
         args.checkpoint.parent.mkdir(parents=True, exist_ok=True)
         torch.save(model.module.state_dict(), args.checkpoint)  # .module: no "module." prefix
         print(f"saved {args.checkpoint}", flush=True)
-    teardown(ctx)
+
+
+def main(argv=None) -> None:
+    args = build_parser().parse_args(argv)
+    ctx = setup()          # reads RANK / WORLD_SIZE / LOCAL_RANK set by torchrun
+    train(ctx, args)       # returns before teardown, so the DDP model is already released
+    teardown(ctx)          # collect, barrier, then destroy_process_group
 
 
 if __name__ == "__main__":
