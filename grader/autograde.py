@@ -197,8 +197,7 @@ def split_batches(todo: list, jobs: int, max_size: int = BATCH_MAX) -> list:
 
 def autograde_all(jobs: int | None = None, course: Path = REPO_ROOT, extra_args=(),
                   wall: bool | None = None, progress: bool = True, only=None,
-                  timeout: float | None = 3600, verbose: bool = False,
-                  batch_size: int | None = None) -> int:
+                  timeout: float | None = 3600, verbose: bool = False) -> int:
     """Grade every submission in `course`/submitted/ with `jobs` parallel workers.
 
     extra_args go to every `nbgrader autograde` (for example "--Execute.timeout=10"); `only`
@@ -226,7 +225,7 @@ def autograde_all(jobs: int | None = None, course: Path = REPO_ROOT, extra_args=
         raise FileNotFoundError(f"{db} is missing: run `make release` (nbgrader generate_assignment) first")
     env = {"OMP_NUM_THREADS": str(max(1, default_jobs() // jobs))} if "OMP_NUM_THREADS" not in os.environ else {}
 
-    batches = split_batches(todo, jobs, batch_size or BATCH_MAX)
+    batches = split_batches(todo, jobs)
 
     with tempfile.TemporaryDirectory(prefix="gradebook-") as tmp:
         snapshot = Path(tmp) / "gradebook.db"

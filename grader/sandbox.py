@@ -78,11 +78,11 @@ def ensure_bubblewrap() -> str:
         return path
     if os.geteuid() == 0 and shutil.which("apt-get"):
         env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        # a fresh image may have no package lists yet: refresh them only if the first try fails
-        for steps in ([["apt-get", "install", "-y", "-q", "bubblewrap"]],
-                      [["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", "bubblewrap"]]):
-            for step in steps:
-                subprocess.run(step, check=False, stdout=subprocess.DEVNULL, env=env)
+        for refresh in (False, True):   # a fresh image may have no package lists yet
+            if refresh:
+                subprocess.run(["apt-get", "update", "-q"], check=False, stdout=subprocess.DEVNULL, env=env)
+            subprocess.run(["apt-get", "install", "-y", "-q", "bubblewrap"], check=False,
+                           stdout=subprocess.DEVNULL, env=env)
             path = bwrap()
             if path:
                 return path

@@ -192,8 +192,9 @@ STRESS = [("toy_ddp.py", "torchrun", ["--epochs", 1]),
                     reason="about 3 minutes on 2 cores: set COURSE_DDP_STRESS=1 to run")
 @pytest.mark.parametrize("script,launcher,args", STRESS, ids=[s[0] for s in STRESS])
 def test_each_script_runs_ten_times_in_a_row(script, launcher, args, tmp_path):
-    """Catches rare teardown crashes (destroy_process_group without a barrier first aborted
-    1 run in 3 with gloo on torch 2.14): every run must exit 0 with identical replicas."""
+    """Catches rare crashes at exit (gloo on torch 2.14 aborted 1 run in 3 without a barrier,
+    2 in 30 with only a barrier; see torchcourse.distributed.teardown): every run must exit 0
+    with identical replicas."""
     for run in range(STRESS_RUNS):
         out_dir = tmp_path / f"run{run}"
         extra = ["--data-dir", tmp_path / "data", "--checkpoint", out_dir / "ckpt.pt"] \

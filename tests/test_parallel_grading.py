@@ -123,3 +123,30 @@ def test_batches_are_balanced_and_cover_every_submission():
     assert sorted((s, a) for students, a in batches for s in students) == sorted(todo)
     sizes = [len(s) for s, a in split_batches([(f"s{i}", "A") for i in range(45)], jobs=4, max_size=10)]
     assert len(sizes) % 4 == 0 and max(sizes) <= 10 and max(sizes) - min(sizes) <= 1, sizes
+
+
+def test_a_batch_that_runs_out_of_time_is_regraded_one_by_one(tmp_path, monkeypatch):
+    """One endless notebook must not cost its batch-mates their grades: the batch is graded
+    again student by student, and only the endless one is reported as failed."""
+    import grader.autograde as ag
+    course = tmp_path / "course"
+    students = ["ann", "bob", "cid", "endless"]
+    for s in students:
+        folder = course / "submitted" / s / "A"
+        folder.mkdir(parents=True)
+        (folder / "A.ipynb").write_text("{}")
+    (course / "gradebook.db").write_text("")
+    calls, collected = [], []
+
+    def fake_grade(course_, snapshot, batch, assignment, *rest):
+        calls.append(list(batch))
+        return ag.Result(list(batch), assignment, 124 if "endless" in batch else 0,
+                         scratch=tmp_path / "scratch")
+
+    monkeypatch.setattr(ag, "_grade_in_scratch", fake_grade)
+    monkeypatch.setattr(ag, "collect", lambda result, course_: collected.append(list(result.students)))
+    code = ag.autograde_all(jobs=1, course=course, wall=False, progress=False)
+    assert code == 1
+    assert calls[0] == students, "first, one batch with everybody"
+    assert sorted(map(tuple, calls[1:])) == [(s,) for s in students], "then each student alone"
+    assert sorted(s for batch in collected for s in batch) == students, "every student merged once"
