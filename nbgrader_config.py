@@ -20,8 +20,9 @@ c.Exchange.root = os.path.join(HERE, ".exchange")   # local exchange, so the ass
 # A cell that runs longer is interrupted and scores 0; the rest of the notebook still runs.
 c.Execute.timeout = 120
 
-# nbgrader gives 0 to any test cell that writes to stderr, and a PyTorch or matplotlib warning is
-# enough. Drop stderr chunks that are warnings; errors (tracebacks) still count as failures.
+# nbgrader's Validate gives 0 to any test cell that writes to stderr, and a PyTorch or matplotlib
+# warning is enough. Drop stderr chunks that are warnings; errors (tracebacks) still count as failures.
+# (Autograde does not need it: the judge decides test cells from data, not from their outputs.)
 c.IgnorePattern.enabled = True
 c.IgnorePattern.pattern = r"\w*Warning: |warnings\.warn\("
 
@@ -31,10 +32,13 @@ c.OverwriteCells.add_missing_cells = True
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
+# Every grading path (make autograde, plain `nbgrader autograde`, the formgrader's button) runs
+# this pipeline: student code behind the wall, grades decided outside it (grader/pipeline.py).
+from grader import pipeline  # noqa: E402
+
+c.Autograde.sanitize_preprocessors = pipeline.SANITIZE
+c.Autograde.autograde_preprocessors = pipeline.AUTOGRADE
+
 # Feedback HTML must not show hidden tests (nbgrader #917): strip them and their tracebacks.
-c.GenerateFeedback.preprocessors = [
-    "nbgrader.preprocessors.GetGrades",
-    "grader.feedback.HideHiddenTests",
-    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
-]
+c.GenerateFeedback.preprocessors = pipeline.FEEDBACK
 c.HideHiddenTests.enforce_metadata = False

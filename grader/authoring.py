@@ -65,3 +65,25 @@ def write_notebook(cells, path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, path)
     return path
+
+
+def set_hidden_checks(path, checks: dict) -> None:
+    """Replace the hidden section of test cells in a solution notebook: {test grade_id: code}, the
+    code being a `def hidden_checks(check, rng): ...` (docs/GRADING.md says how it is judged)."""
+    from grader.probes import HIDDEN
+    path = Path(path)
+    nb = nbformat.read(path, as_version=4)
+    done = set()
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in checks and cell.metadata["nbgrader"].get("grade"):
+            block = f"### BEGIN HIDDEN TESTS\n{_src(checks[grade_id])}\n### END HIDDEN TESTS"
+            if HIDDEN.search(cell.source):
+                cell.source = HIDDEN.sub(lambda m: block + m.group(2), cell.source, count=1)
+            else:
+                cell.source = cell.source.rstrip("\n") + "\n" + block
+            done.add(grade_id)
+    missing = set(checks) - done
+    if missing:
+        raise KeyError(f"no test cells named {sorted(missing)} in {path}")
+    nbformat.write(nb, path)

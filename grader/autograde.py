@@ -6,14 +6,16 @@ and each batch is graded by plain `nbgrader autograde ASSIGNMENT --force` in a s
 its own:
 
     scratch/
-      nbgrader_config.py   the course's, plus the lines that put the kernel behind the wall
+      nbgrader_config.py   the course's: its pipeline (grader/pipeline.py) runs each kernel behind
+                           the wall and has the judge decide the grades
       gradebook.db         a snapshot of the course's gradebook (taken once, before grading)
-      solutions/A/         the assignment's non-notebook files only (nbgrader copies them over
-                           the submission), never the solution notebooks
+      solutions/A/         the assignment's source: the judge's reference run reads the solution
+                           notebook; nbgrader copies the other files over the submission
       submitted/S/A/       the hand-ins of this batch's students, nobody else's
 
-Inside, every notebook still gets its own kernel, and that kernel sees only its own
-autograded/S/A/ folder (grader/sandbox.py), so batch-mates cannot reach each other either.
+Inside, every notebook still gets its own kernel, and that kernel sees only its own files in a
+private working folder (grader/sandbox.py), so batch-mates cannot reach each other either, nor
+the scratch course's solutions/ and gradebook.
 Workers run in parallel (one nbgrader process each); the parent then merges, one submission at a
 time, what autograde wrote into the scratch gradebook (auto scores, needs-manual-grade flags, auto
 comments, timestamps, late penalties) into the real gradebook, and copies autograded/S/A/ back, so
@@ -37,16 +39,6 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from grader import sandbox
 from grader.course import REPO_ROOT, SOURCE, nbgrader_cmd, tool_env
-
-# Appended to the scratch course's nbgrader_config.py.
-WALL_CONFIG = """
-# --- added by grader.autograde: run the kernel behind the wall (grader/sandbox.py) ---
-c.Execute.kernel_manager_class = "grader.sandbox.SandboxKernelManager"
-# nbgrader 0.9.6 crashes on a duplicated test cell; grader/sandbox_preprocessors.py fixes it
-from grader.sandbox_preprocessors import SANITIZE
-c.Autograde.sanitize_preprocessors = SANITIZE
-"""
-
 
 @dataclass
 class Result:
@@ -90,19 +82,20 @@ def _copy_plain(src: Path, dst: Path) -> None:
     shutil.copytree(src, dst, ignore=ignore, symlinks=True, dirs_exist_ok=True)
 
 
-def make_scratch(course: Path, snapshot: Path, students: list, assignment: str, wall: bool) -> Path:
+def make_scratch(course: Path, snapshot: Path, students: list, assignment: str) -> Path:
     """A private course directory holding only what grading these submissions needs."""
     course = Path(course)
     scratch = Path(tempfile.mkdtemp(prefix=f"grade-{assignment[:20]}-"))
-    config = (course / "nbgrader_config.py").read_text()
-    (scratch / "nbgrader_config.py").write_text(config + (WALL_CONFIG if wall else ""))
+    # the course's config: its pipeline puts every kernel behind the wall (grader/pipeline.py)
+    shutil.copyfile(course / "nbgrader_config.py", scratch / "nbgrader_config.py")
     shutil.copyfile(snapshot, scratch / "gradebook.db")
     source = course / SOURCE / assignment
     extras = scratch / SOURCE / assignment
     extras.mkdir(parents=True)
     if source.is_dir():
+        # the solution notebook is for the judge's reference run; student kernels never see it
         shutil.copytree(source, extras, dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints", "__pycache__"))
+                        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
     for student in students:
         _copy_plain(course / "submitted" / student / assignment,
                     scratch / "submitted" / student / assignment)
@@ -143,8 +136,10 @@ def merge_submission(scratch_db: Path, course_db: Path, assignment: str, student
             for grade in notebook.grades:
                 mine = dst.find_grade(grade.name, notebook.name, assignment, student)
                 mine.auto_score = grade.auto_score
-                # SaveAutoGrades' rule, applied to the real gradebook's manual score
-                mine.needs_manual_grade = mine.manual_score is not None or grade.auto_score is None
+                # SaveAutoGrades' rule, applied to the real gradebook's manual score, plus the
+                # judge's flags for manual grading (FlagForManualGrading)
+                mine.needs_manual_grade = (mine.manual_score is not None or grade.auto_score is None
+                                           or grade.needs_manual_grade)
             for comment in notebook.comments:
                 mine = dst.find_comment(comment.name, notebook.name, assignment, student)
                 mine.auto_comment = comment.auto_comment
@@ -270,7 +265,9 @@ def _student_log(log: str, student: str) -> str:
 
 
 def _grade_in_scratch(course, snapshot, students, assignment, extra_args, env, wall, timeout):
-    scratch = make_scratch(course, snapshot, students, assignment, wall)
+    scratch = make_scratch(course, snapshot, students, assignment)
+    if not wall:
+        env = dict(env or {}, COURSE_SANDBOX="0")
     return grade_batch(scratch, students, assignment, extra_args, env,
                        timeout * len(students) if timeout else None)
 

@@ -6,8 +6,8 @@ inside `bwrap` (Debian's bubblewrap) so that, for the whole life of the kernel:
 
 - the file system is a fresh root that holds only the system (/usr, /etc without the password
   hashes), Python and the venv, the course package (torchcourse/, grader/) and the data folder, all
-  read-only, plus the kernel's own working folder (the one submission being graded) read-write and a
-  private /tmp. The gradebook, solutions/, submitted/ and every other student's folder are not
+  read-only, plus the kernel's own working folder (the one submission being graded, its files
+  read-only) and /tmp, both private memory file systems of limited size that vanish with it. The gradebook, solutions/, submitted/ and every other student's folder are not
   mounted at all: by absolute path they simply do not exist;
 - there is no network (a network namespace of its own, with only its own loopback);
 - it sees no other process (a PID namespace), and dies with the grader (--die-with-parent);
@@ -49,17 +49,21 @@ class Limits:
     per-cell wall-clock timeout: a loop that ignores the interrupt gets SIGXCPU, then SIGKILL
     five seconds later. memory_bytes: address space; torch reserves a lot of it when it loads
     (about 3.7 GB with its thread pools), so it must stay at a few GiB. file_bytes: largest file.
+    disk_bytes: the size of each of the kernel's two writable folders (/tmp and its working
+    folder), which are memory file systems that vanish with the kernel.
     """
     cpu_seconds: int = 900
     memory_bytes: int = 6 * 1024**3
     file_bytes: int = 256 * 1024**2
+    disk_bytes: int = 512 * 1024**2
 
     @classmethod
     def from_env(cls):
         d = cls()
         return cls(int(os.environ.get("COURSE_SANDBOX_CPU", d.cpu_seconds)),
                    int(os.environ.get("COURSE_SANDBOX_MEMORY", d.memory_bytes)),
-                   int(os.environ.get("COURSE_SANDBOX_FSIZE", d.file_bytes)))
+                   int(os.environ.get("COURSE_SANDBOX_FSIZE", d.file_bytes)),
+                   int(os.environ.get("COURSE_SANDBOX_DISK", d.disk_bytes)))
 
 
 def bwrap() -> str | None:
@@ -123,8 +127,11 @@ def wall_command(cmd: list, workdir: str, runtime: str, limits: Limits | None = 
         raise RuntimeError(INSTALL_HINT)
     args = [path, "--die-with-parent", "--unshare-net", "--unshare-pid", "--unshare-ipc",
             "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox", "--clearenv"]
-    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp",
-             "--tmpfs", "/run", "--perms", "0777", "--dir", "/tmp/home"]
+    limits = limits or Limits.from_env()
+    size = str(limits.disk_bytes)   # every writable folder is a memory file system of this size
+    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm",
+             "--perms", "1777", "--size", size, "--tmpfs", "/tmp", "--size", size, "--tmpfs", "/run",
+             "--perms", "0777", "--dir", "/tmp/home"]
     # Nothing else exists: bwrap starts from an empty root, so only what is bound below is there.
     binds = read_only_paths(course)
     # Folders bwrap creates on the way to a mount point are private to root: open them up so
@@ -137,10 +144,17 @@ def wall_command(cmd: list, workdir: str, runtime: str, limits: Limits | None = 
     for secret in ("/etc/shadow", "/etc/gshadow", "/etc/sudoers"):
         if os.path.exists(secret):
             args += ["--ro-bind", "/dev/null", secret]
-    args += ["--bind", workdir, workdir, "--bind", runtime, runtime, "--chdir", workdir]
+    # The working folder is a fresh memory file system of limited size, with the submission's own
+    # files bound into it read-only: whatever the kernel writes stays inside and vanishes with it,
+    # and nothing it writes can reach the course's autograded/ folder.
+    args += ["--perms", "0777", "--size", size, "--tmpfs", workdir]
+    for entry in sorted(os.listdir(workdir)):
+        real = os.path.join(workdir, entry)
+        if not os.path.islink(real):
+            args += ["--ro-bind", real, real]
+    args += ["--bind", runtime, runtime, "--chdir", workdir]
     for key, value in passthrough_env().items():
         args += ["--setenv", key, value]
-    limits = limits or Limits.from_env()
     inner = []
     if os.geteuid() == 0:
         # root outside: become nobody inside, with no capabilities left
@@ -179,22 +193,12 @@ class SandboxKernelManager(AsyncKernelManager):
             # nobody must read the connection file, create its sockets and write its folder
             for p in (self._wall_runtime, self.connection_file):
                 os.chown(p, NOBODY, NOBODY)
-            _chown_tree(self._wall_workdir, NOBODY)
         return wall_command(cmd, self._wall_workdir, self._wall_runtime)
 
     async def _async_cleanup_resources(self, restart=False):
         await super()._async_cleanup_resources(restart=restart)
         if not restart and getattr(self, "_wall_runtime", None):
             shutil.rmtree(self._wall_runtime, ignore_errors=True)
-
-
-def _chown_tree(root: str, uid: int) -> None:
-    for dirpath, dirnames, filenames in os.walk(root):
-        os.chown(dirpath, uid, uid)
-        for name in filenames:
-            p = os.path.join(dirpath, name)
-            if not os.path.islink(p):
-                os.chown(p, uid, uid)
 
 
 def main(argv=None) -> int:

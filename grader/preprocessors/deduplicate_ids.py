@@ -1,6 +1,4 @@
-"""nbgrader preprocessors that the wall's grading uses in place of nbgrader's own.
-
-`DeduplicateIds`: nbgrader 0.9.6 strips the grade id of a duplicated grade cell but leaves an
+"""DeduplicateIds, fixed: nbgrader 0.9.6 strips the grade id of a duplicated grade cell but leaves an
 empty `nbgrader` dict behind, and `OverwriteCells.add_missing_cells` (which this course turns on)
 then crashes with KeyError: 'grade_id', so a student who copy-pastes a test cell gets no grade at
 all. This version removes the metadata entirely: the duplicate becomes a plain code cell and the
@@ -22,12 +20,3 @@ class DeduplicateIds(_NbgraderDeduplicateIds):
             self.grade_ids.add(grade_id)
         return cell, resources
 
-
-# The sanitize pipeline of nbgrader's Autograde, in nbgrader's order, with the fixed class.
-SANITIZE = [
-    "nbgrader.preprocessors.ClearOutput",
-    "grader.sandbox_preprocessors.DeduplicateIds",
-    "nbgrader.preprocessors.OverwriteKernelspec",
-    "nbgrader.preprocessors.OverwriteCells",
-    "nbgrader.preprocessors.CheckCellMetadata",
-]

@@ -1,0 +1,117 @@
+"""How the judge compares a student's recorded value with the reference's, rule by rule.
+
+The rule comes from the REFERENCE kernel's record (the student's copy is ignored), as keyword
+arguments of `check(name, value, **rule)` in a test cell's `hidden_checks`:
+
+    check(name, value)                       same type, structure, dtype, shape and exact values
+    check(name, value, atol=.., rtol=..)     the same, values within tolerance (torch.isclose)
+    check(name, value, only="shape")         compare only shapes ("ndim", "dtype", "type" alike)
+    check(name, value, any_dtype=True)       values compared in float64, dtypes may differ
+    check(name, value, at_most=N)            a number <= N (at_least=N: >= N); reference ignored
+
+`compare` returns None when the value passes, else a short reason that describes the STUDENT's
+value only, never the expected one (feedback must not leak hidden expectations).
+"""
+import math
+
+import torch
+
+RULE_KEYS = {"atol", "rtol", "only", "any_dtype", "at_most", "at_least"}
+NUMBER = (int, float)
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, NUMBER) and not isinstance(x, bool)
+
+
+def _type_name(x) -> str:
+    return "a tensor" if isinstance(x, torch.Tensor) else f"a {type(x).__name__}"
+
+
+def _bound(student, rule) -> str | None:
+    if not _is_number(student) or (isinstance(student, float) and math.isnan(student)):
+        return f"expected a number, got {_type_name(student)}"
+    if "at_most" in rule and student > rule["at_most"]:
+        return f"{student} is too many"
+    if "at_least" in rule and student < rule["at_least"]:
+        return f"{student} is too few"
+    return None
+
+
+def _tensors(student: torch.Tensor, reference: torch.Tensor, rule) -> str | None:
+    only = rule.get("only")
+    if only == "type":
+        return None
+    if only == "ndim":
+        return None if student.ndim == reference.ndim else f"has {student.ndim} dimensions"
+    if only == "dtype":
+        return None if student.dtype == reference.dtype else f"has dtype {student.dtype}"
+    if student.shape != reference.shape:
+        return f"has shape {tuple(student.shape)}"
+    if only == "shape":
+        return None
+    if rule.get("any_dtype"):
+        if student.dtype.is_complex != reference.dtype.is_complex:
+            return f"has dtype {student.dtype}"
+        student, reference = student.detach().double(), reference.detach().double()
+    elif student.dtype != reference.dtype:
+        return f"has dtype {student.dtype}"
+    student, reference = student.detach(), reference.detach()
+    if "atol" in rule or "rtol" in rule:
+        if not (student.is_floating_point() or student.is_complex()):
+            student, reference = student.double(), reference.double()
+        ok = torch.isclose(student, reference, rtol=float(rule.get("rtol", 1e-5)),
+                           atol=float(rule.get("atol", 1e-8)), equal_nan=True).all()
+    elif student.is_floating_point() or student.is_complex():
+        ok = torch.isclose(student, reference, rtol=0, atol=0, equal_nan=True).all()
+    else:
+        ok = torch.equal(student, reference)
+    return None if bool(ok) else "has the wrong values"
+
+
+def _numbers(student, reference, rule) -> str | None:
+    if rule.get("only") == "type":
+        return None
+    if "atol" in rule or "rtol" in rule:
+        ok = math.isclose(student, reference, rel_tol=float(rule.get("rtol", 1e-9)),
+                          abs_tol=float(rule.get("atol", 0.0)))
+    else:
+        ok = student == reference
+    return None if ok or (math.isnan(student) and math.isnan(reference)) else f"is {student!r}, the wrong value"
+
+
+def compare(student, reference, rule: dict | None = None) -> str | None:
+    """None if `student` passes against `reference` under `rule`, else why not."""
+    rule = rule or {}
+    if "at_most" in rule or "at_least" in rule:
+        return _bound(student, rule)
+    if isinstance(reference, torch.Tensor):
+        # type() and not isinstance: the loader only yields plain tensors (and Parameters)
+        if not isinstance(student, torch.Tensor):
+            return f"expected a tensor, got {_type_name(student)}"
+        return _tensors(student, reference, rule)
+    if _is_number(reference):
+        if not _is_number(student):
+            return f"expected a number, got {_type_name(student)}"
+        return _numbers(student, reference, rule)
+    if type(student) is not type(reference):
+        return f"expected {_type_name(reference)}, got {_type_name(student)}"
+    if isinstance(reference, (tuple, list)):
+        if len(student) != len(reference):
+            return f"has {len(student)} items"
+        for i, (s, r) in enumerate(zip(student, reference)):
+            why = compare(s, r, rule)
+            if why:
+                return f"item {i} {why}"
+        return None
+    if isinstance(reference, dict):
+        if set(student) != set(reference):
+            return f"has the keys {sorted(map(str, student))}"
+        for key in reference:
+            why = compare(student[key], reference[key], rule)
+            if why:
+                return f"[{key!r}] {why}"
+        return None
+    if rule.get("only") == "type":
+        return None
+    return None if student == reference else f"is {student!r}, the wrong value"

@@ -1,0 +1,1 @@
+"""The harness's nbgrader preprocessors, one per file; grader/pipeline.py lists them in order."""

@@ -1,0 +1,151 @@
+"""Judge: decides every test cell's grade in the grader's process, from data, never in the kernel.
+
+For each test cell it compares the student's probe record (untrusted data from the student's
+kernel, grader/preprocessors/sandboxed_execute.py) with the reference's (a trusted kernel that ran
+the solution notebook, grader/reference.py), check by check, with the rule the reference gave
+(grader/compare.py). Then it REPLACES the test cell's outputs: what the student's kernel printed
+there becomes plain text (so no error, stderr or execute_result of the kernel's can set a score),
+followed by the verdict: an error output when a check failed (nbgrader then scores 0), a line of
+text when all passed (full points). SaveAutoGrades turns those outputs into the gradebook's scores,
+as for any nbgrader test cell.
+
+It also scans the code the student wrote (grader/scan.py); reasons found go to
+resources["judge"]["flags"] and FlagForManualGrading marks the exercise after SaveAutoGrades.
+"""
+from pathlib import Path
+
+import nbformat
+from nbgrader import utils
+from nbgrader.api import Gradebook
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Integer
+
+from grader.compare import compare
+from grader.probes import ProbeError, hidden_section, read_probe
+from grader.reference import reference_records
+from grader.scan import module_names, scan
+
+KERNEL_TEXT_LIMIT = 4000   # characters of the kernel's own output kept in a test cell
+
+
+def _as_text(outputs) -> str:
+    parts = []
+    for out in outputs:
+        kind = out.get("output_type")
+        if kind == "stream":
+            parts.append(out.get("text", ""))
+        elif kind == "error":
+            parts.append(f"{out.get('ename', '')}: {out.get('evalue', '')}\n")
+        elif kind in ("execute_result", "display_data"):
+            parts.append(str(out.get("data", {}).get("text/plain", "")) + "\n")
+    text = "".join(parts)
+    return text if len(text) <= KERNEL_TEXT_LIMIT else text[:KERNEL_TEXT_LIMIT] + "\n[...cut]\n"
+
+
+def verdict(student, reference) -> str | None:
+    """None if every reference check has a passing student check of the same name, else why not."""
+    if isinstance(student, ProbeError):
+        return f"the grader's checks could not run: {student}"
+    done = {c.name: c for c in student.checks}
+    for number, expected in enumerate(reference.checks, 1):
+        label = f"hidden check {number} of {len(reference.checks)} ({expected.name})"
+        mine = done.get(expected.name)
+        if mine is None:
+            stopped = f"your code raised {student.error}" if student.error else "it did not run"
+            return f"{label}: {stopped}"
+        if mine.error:
+            return f"{label}: {mine.error}"
+        why = compare(mine.value, expected.value, expected.rule)
+        if why:
+            return f"{label}: the result {why}"
+    return None
+
+
+class Judge(NbGraderPreprocessor):
+    timeout = Integer(120, help="seconds per cell of the reference run").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        info = resources["nbgrader"]
+        course = CourseDirectory(parent=self)
+        hidden = self._hidden_sections(info)
+        solution = Path(course.format_path(course.source_directory, ".", info["assignment"])) / f"{info['notebook']}.ipynb"
+        handed_in = sorted({Path(p).parts[-2] for p in Path(course.root).glob(
+            f"{course.submitted_directory}/*/{info['assignment']}")} | {info["student"]})
+        # One reference run for the whole class (cached per process): students before this one too.
+        reference = reference_records(solution, info["assignment"], info["notebook"], hidden, handed_in,
+                                      timeout=self.timeout)[info["student"]]
+        probes = resources.get("judge", {}).get("probes", {})
+        flags = self._scan(nb, solution)
+        resources.setdefault("judge", {})["flags"] = flags
+        for cell in nb.cells:
+            if cell.cell_type != "code" or not utils.is_grade(cell):
+                continue
+            grade_id = cell.metadata.nbgrader["grade_id"]
+            if grade_id not in reference:
+                raise RuntimeError(f"test cell {grade_id} has no hidden checks: every test cell needs "
+                                   "`def hidden_checks(check, rng)` in its hidden section")
+            try:
+                student = read_probe(probes.get(grade_id, []), grade_id)
+            except ProbeError as err:
+                student = err
+            why = verdict(student, reference[grade_id])
+            cell.outputs = self._outputs(cell, why, len(reference[grade_id].checks), flags.get(grade_id))
+        return nb, resources
+
+    def _hidden_sections(self, info) -> dict:
+        with Gradebook(info["db_url"]) as gb:
+            notebook = gb.find_notebook(info["notebook"], info["assignment"])
+            sections = {}
+            for grade_cell in notebook.grade_cells:
+                if grade_cell.cell_type == "code":
+                    source = gb.find_source_cell(grade_cell.name, info["notebook"], info["assignment"]).source
+                    code = hidden_section(source)
+                    if code is not None:
+                        sections[grade_cell.name] = code
+            return sections
+
+    @staticmethod
+    def _outputs(cell, why, checks, flag) -> list:
+        outputs = []
+        text = _as_text(cell.get("outputs", []))
+        if text.strip():
+            outputs.append(nbformat.v4.new_output("stream", name="stdout",
+                                                  text="Your notebook printed:\n" + text))
+        if flag:
+            outputs.append(nbformat.v4.new_output(
+                "stream", name="stdout", text=f"Flagged for manual grading: {flag}\n"))
+        if why is None:
+            outputs.append(nbformat.v4.new_output(
+                "stream", name="stdout", text=f"Grader: passed all {checks} hidden checks.\n"))
+        else:
+            outputs.append(nbformat.v4.new_output(
+                "error", ename="GraderCheckFailed", evalue=why, traceback=[f"GraderCheckFailed: {why}"]))
+        return outputs
+
+    @staticmethod
+    def _scan(nb, solution: Path) -> dict:
+        """{grade_id: reasons} for code the student wrote or changed. A cell's reasons flag the next
+        test cell after it (the exercise it belongs to), or the last one."""
+        instructor = {c.source for c in nbformat.read(solution, as_version=4).cells if c.cell_type == "code"}
+        modules = module_names([c.source for c in nb.cells if c.cell_type == "code"])
+        flags, pending = {}, []
+        grade_ids = []
+        for cell in nb.cells:
+            if cell.cell_type != "code":
+                continue
+            if utils.is_grade(cell) or utils.is_locked(cell):
+                grade_id = cell.metadata.nbgrader.get("grade_id")
+                if utils.is_grade(cell):
+                    grade_ids.append(grade_id)
+                    if pending:
+                        flags[grade_id] = "; ".join(pending)
+                        pending = []
+                continue
+            if cell.source in instructor and not utils.is_solution(cell):
+                continue   # the instructor's own demonstration code, unchanged
+            pending += scan(cell.source, modules)
+        if pending and grade_ids:
+            last = grade_ids[-1]
+            flags[last] = "; ".join(filter(None, [flags.get(last), "; ".join(pending)]))
+        return flags

@@ -1,0 +1,96 @@
+"""SandboxedExecute: nbgrader's Execute, with the kernel behind the wall, capped output, and probes.
+
+1. The kernel is started by grader.sandbox.SandboxKernelManager (bubblewrap: no course files, no
+   network, resource limits). COURSE_SANDBOX=0 runs it unwalled, with a loud warning.
+2. Output is capped while it arrives, per cell and per notebook, with a note where it was cut,
+   so a notebook that prints 200 MB costs neither memory nor a 200 MB feedback page.
+3. After the last cell, in the same kernel, one probe per test cell of the gradebook runs the
+   cell's hidden section with the student's seed (grader/probes.py). The probe cells are removed
+   again; their outputs go to resources["judge"]["probes"] for the Judge, as untrusted data.
+"""
+import json
+import sys
+
+import nbformat
+from jupyter_client.manager import AsyncKernelManager
+from nbgrader.api import Gradebook
+from nbgrader.preprocessors import Execute
+from traitlets import Integer
+
+from grader import sandbox
+from grader.probes import MAX_PROBE_BYTES, hidden_section, probe_source, student_seed
+
+
+def _size(content: dict) -> int:
+    return len(json.dumps(content, default=str))
+
+
+class SandboxedExecute(Execute):
+    max_cell_output = Integer(100_000, help="bytes of output kept per cell").tag(config=True)
+    max_notebook_output = Integer(2_000_000, help="bytes of output kept per notebook").tag(config=True)
+
+    def __init__(self, *args, **kwargs):
+        if sandbox.enabled():
+            kwargs["kernel_manager_class"] = sandbox.SandboxKernelManager
+        else:
+            print("WARNING: COURSE_SANDBOX=0: student code runs WITHOUT the wall, with your rights",
+                  file=sys.stderr)
+            kwargs["kernel_manager_class"] = AsyncKernelManager
+        super().__init__(*args, **kwargs)
+
+    def preprocess(self, nb, resources, *args, **kwargs):
+        info = resources["nbgrader"]
+        probes = self._probe_cells(info)
+        self._notebook_cells = len(nb.cells)
+        self._kept = {}             # cell index -> bytes kept
+        self._cut = set()           # cells that got their truncation note
+        nb.cells.extend(probes)
+        try:
+            nb, resources = super().preprocess(nb, resources, *args, **kwargs)
+        finally:
+            ran = nb.cells[self._notebook_cells:]
+            del nb.cells[self._notebook_cells:]
+        resources.setdefault("judge", {})["probes"] = {
+            cell.metadata["probe_for"]: list(cell.get("outputs", [])) for cell in ran}
+        return nb, resources
+
+    def _probe_cells(self, info) -> list:
+        cells = []
+        with Gradebook(info["db_url"]) as gb:
+            notebook = gb.find_notebook(info["notebook"], info["assignment"])
+            for grade_cell in sorted(notebook.grade_cells, key=lambda g: g.name):
+                if grade_cell.cell_type != "code":
+                    continue
+                source = gb.find_source_cell(grade_cell.name, info["notebook"], info["assignment"]).source
+                hidden = hidden_section(source)
+                if hidden is None:
+                    continue   # the Judge reports a test cell without hidden checks
+                seed = student_seed(info["assignment"], info["notebook"], info["student"], grade_cell.name)
+                cell = nbformat.v4.new_code_cell(probe_source(hidden, seed, grade_cell.name))
+                cell.metadata["probe_for"] = grade_cell.name
+                cells.append(cell)
+        return cells
+
+    def output(self, outs, msg, display_id, cell_index):
+        """Keep output until the cell's or the notebook's budget is spent, then note the cut."""
+        if msg["msg_type"] not in ("stream", "display_data", "execute_result", "error"):
+            return super().output(outs, msg, display_id, cell_index)
+        size = _size(msg["content"])
+        if cell_index >= self._notebook_cells:       # a probe: its own, larger budget
+            budget, total_left = MAX_PROBE_BYTES, MAX_PROBE_BYTES
+        else:
+            budget = self.max_cell_output
+            total_left = self.max_notebook_output - sum(
+                v for k, v in self._kept.items() if k < self._notebook_cells)
+        used = self._kept.get(cell_index, 0)
+        if used + size <= budget and size <= total_left:
+            self._kept[cell_index] = used + size
+            return super().output(outs, msg, display_id, cell_index)
+        if cell_index not in self._cut:
+            self._cut.add(cell_index)
+            note = nbformat.v4.new_output(
+                "stream", name="stdout",
+                text=f"\n[output cut by the grader: at most {budget:,} bytes per cell and "
+                     f"{self.max_notebook_output:,} per notebook are kept]\n")
+            outs.append(note)
+        return None

@@ -1,0 +1,71 @@
+"""The reference side of the judge: the solution notebook and the same probes, in a trusted kernel.
+
+A kernel that never saw student code runs the assignment's solution notebook from the instructor's
+source folder, then every probe for every student asked about (their own seeds), and returns
+{student: {grade_id: ProbeRecord}}. One run serves a whole class: the first notebook graded in an
+nbgrader process computes the reference for every student handed in (submitted/*/<assignment>/),
+and later ones reuse it from memory. A reference probe that fails is an instructor's bug and stops
+grading loudly (RuntimeError), rather than costing students points.
+"""
+import hashlib
+import shutil
+import tempfile
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+from grader.probes import ProbeError, probe_source, read_probe, student_seed
+
+_CACHE = {}   # (notebook path, its sha256, hidden sections) -> {student: {grade_id: record}}
+
+
+def _key(solution: Path, hidden: dict) -> tuple:
+    digest = hashlib.sha256(solution.read_bytes()).hexdigest()
+    return (str(solution), digest, tuple(sorted(hidden.items())))
+
+
+def reference_records(solution: Path, assignment: str, notebook: str, hidden: dict,
+                      students: list, timeout: int = 120) -> dict:
+    """{student: {grade_id: ProbeRecord}} for `students`, computed once per process and student.
+
+    `hidden` maps each test cell's grade id to its hidden section (from the gradebook)."""
+    solution = Path(solution)
+    if not solution.is_file():
+        raise FileNotFoundError(f"the judge needs the solution notebook {solution}")
+    cache = _CACHE.setdefault(_key(solution, hidden), {})
+    missing = [s for s in dict.fromkeys(students) if s not in cache]
+    if missing:
+        cache.update(_run(solution, assignment, notebook, hidden, missing, timeout))
+    return {s: cache[s] for s in students}
+
+
+def _run(solution: Path, assignment: str, notebook: str, hidden: dict, students: list, timeout: int) -> dict:
+    nb = nbformat.read(solution, as_version=4)
+    first_probe = len(nb.cells)
+    for student in students:
+        for grade_id, code in hidden.items():
+            cell = nbformat.v4.new_code_cell(
+                probe_source(code, student_seed(assignment, notebook, student, grade_id), grade_id))
+            cell.metadata["probe_for"] = [student, grade_id]
+            nb.cells.append(cell)
+    with tempfile.TemporaryDirectory(prefix="reference-") as workdir:
+        # the files the assignment ships (data, helpers), as in a student's folder; not the notebooks
+        shutil.copytree(solution.parent, workdir, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints", "__pycache__"))
+        NotebookClient(nb, timeout=timeout, allow_errors=True, kernel_name="python3",
+                       resources={"metadata": {"path": workdir}}).execute()
+    records = {s: {} for s in students}
+    for cell in nb.cells[first_probe:]:
+        student, grade_id = cell.metadata["probe_for"]
+        try:
+            record = read_probe(cell.outputs, grade_id)
+        except ProbeError as err:
+            raise RuntimeError(f"the reference solution's probe for {grade_id} failed: {err}; "
+                               f"outputs: {cell.outputs}") from None
+        broken = [c.name for c in record.checks if c.error]
+        if record.error or broken:
+            raise RuntimeError(f"the reference solution fails its own hidden checks in {grade_id}: "
+                               f"{record.error or broken}")
+        records[student][grade_id] = record
+    return records
