@@ -34,10 +34,12 @@ def hidden_lines():
             for line in block.splitlines() if len(line.strip()) > 15 and line.strip() not in visible]
 
 
-def test_autograded_notebook_does_hold_hidden_tests(feedback_html):
-    """The risk is real: without the filter these lines would reach the student."""
+def test_graded_notebook_holds_no_hidden_tests(feedback_html):
+    """Hidden sections never reach the notebook the student's kernel ran (StripHiddenTests),
+    so neither the kernel nor the feedback built from that notebook can show them."""
     _, autograded = feedback_html
-    assert "assert answer == (4, 3, 5)" in autograded
+    leaked = [line for line in hidden_lines() if line in autograded]
+    assert not leaked and "hidden_checks" not in autograded, leaked[:3]
 
 
 def test_feedback_reveals_no_hidden_test_line(feedback_html):
@@ -50,5 +52,6 @@ def test_feedback_reveals_no_hidden_test_line(feedback_html):
 def test_feedback_keeps_scores_and_visible_tests(feedback_html):
     text, _ = feedback_html
     assert "count the levels of nested brackets" in text      # a visible assert message
+    assert "hidden check 1 of 1 (the broadcast shape)" in text  # the judge's verdict
     assert "9.0" in text and "10.0" in text                   # score out of max
     assert "details hidden" in text

@@ -1,26 +1,31 @@
 """Hostile and broken submissions: each gets the score it deserves and harms nobody else.
 
-The whole class (two honest students and every case of tests/hostile/cases.py) is handed in to
-one copy of the course and graded in ONE parallel run behind the wall (grader.autograde), with a
-10 s cell timeout. Then each case's total is checked, and so is everything the attacks aimed at.
+The whole class (two honest students, every case of tests/hostile/cases.py, and one submission
+handed in five times) is handed in to one copy of the course and graded in ONE parallel run behind
+the wall (grader.autograde), with a 10 s cell timeout. Then each case's total is checked, whether
+it was flagged for manual grading, and everything the attacks aimed at.
 """
 import hashlib
 import time
 
 import nbformat
 import pytest
+from nbgrader.api import Gradebook
 
 from conftest import load_answers
 from grader.autograde import autograde_all, default_jobs
-from grader.gradebook import cell_scores, total_score
+from grader.course import run_nbgrader
+from grader.gradebook import cell_scores, db_url, total_score
+from grader.preprocessors.flag_for_manual_grading import PREFIX
 from grader.release import release
 from grader.submissions import (copy_course, place_submission, solution_copy, submission_path,
                                 with_answers)
-from hostile.cases import ASSIGNMENT, CASES, FULL, hand_in
+from hostile.cases import ASSIGNMENT, CASES, FULL, REPEATS, hand_in
 
 HONEST = ("victim", "honest")
 CELL_TIMEOUT = 10
 CPU_LIMIT = 60
+DISK_LIMIT_MB = 64
 
 
 def _sha(path):
@@ -34,7 +39,7 @@ def graded_class(tmp_path_factory):
     reference = solution_copy(ASSIGNMENT, course)
     place_submission(course, "victim", ASSIGNMENT, reference)
     place_submission(course, "honest", ASSIGNMENT, with_answers(reference, load_answers(ASSIGNMENT).ALTERNATIVE))
-    for name in CASES:
+    for name in [*CASES, *REPEATS]:
         hand_in(course, name)
     before = {"victim": _sha(submission_path(course, "victim", ASSIGNMENT)),
               "solutions": _sha(course / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")}
@@ -42,6 +47,7 @@ def graded_class(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         # a kernel gets CPU_LIMIT seconds of CPU (honest ones need about 10 s here)
         mp.setenv("COURSE_SANDBOX_CPU", str(CPU_LIMIT))
+        mp.setenv("COURSE_SANDBOX_DISK", str(DISK_LIMIT_MB * 1024**2))
         code = autograde_all(jobs=default_jobs(), course=course, progress=False, timeout=600,
                              extra_args=[f"--Execute.timeout={CELL_TIMEOUT}"])
     return course, code, before, time.perf_counter() - start
@@ -53,11 +59,37 @@ def _total(course, student):
     return score
 
 
-@pytest.mark.parametrize("name", [n for n, (_, expected) in CASES.items() if expected is not None])
+@pytest.mark.parametrize("name", list(CASES))
 def test_hostile_case_score(graded_class, name):
     course, _, _, _ = graded_class
     expected = CASES[name][1]
     assert _total(course, name) == expected, cell_scores(course, ASSIGNMENT, name)
+
+
+def _flags(course, student) -> tuple:
+    """(grade cells needing manual grading, the automatic comments that say why)."""
+    with Gradebook(db_url(course)) as gb:
+        notebook = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student)
+        return ([g.name for g in notebook.grades if g.needs_manual_grade],
+                [c.auto_comment for c in notebook.comments if (c.auto_comment or "").startswith(PREFIX)])
+
+
+@pytest.mark.parametrize("name", [n for n, case in CASES.items() if case[2] is not None])
+def test_hostile_case_flagged_for_manual_grading(graded_class, name):
+    """Code that reaches into the machinery is flagged, with the reason; honest code is not."""
+    course, _, _, _ = graded_class
+    flagged, reasons = _flags(course, name)
+    if CASES[name][2]:
+        assert flagged and reasons, f"{name} was not flagged"
+    else:
+        assert not flagged and not reasons, f"{name} was flagged: {reasons}"
+
+
+def test_the_same_submission_gets_the_same_score(graded_class):
+    """Five students hand in one notebook whose loop is slow: graded in different batches while the
+    machine is busy, each gets the same score (no check depends on time or load)."""
+    course, _, _, _ = graded_class
+    assert {_total(course, name) for name in REPEATS} == {CASES["python_loop"][1]}
 
 
 def test_honest_students_unharmed(graded_class):
@@ -78,6 +110,33 @@ def test_attacks_were_blocked_inside_the_kernel(graded_class):
         return "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert "damage done: []" in outputs("vandal")
     assert "no solutions for me: FileNotFoundError" in outputs("reads_solutions")
+    assert "hidden tests found: []" in outputs("reads_working_folder")
+    written = [int(line.split()[-1]) for line in outputs("fills_disk").splitlines() if line.startswith("MiB written")]
+    assert len(written) == 2 and all(0 < mb <= DISK_LIMIT_MB for mb in written), written
+
+
+def test_nothing_but_the_graded_notebook_comes_back(graded_class):
+    course, _, _, _ = graded_class
+    folder = course / "autograded" / "fills_disk" / ASSIGNMENT
+    assert sorted(p.name for p in folder.iterdir()) == [f"{ASSIGNMENT}.ipynb"]
+
+
+def test_output_is_capped(graded_class):
+    course, _, _, _ = graded_class
+    graded = course / "autograded" / "floods_output" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    assert graded.stat().st_size < 3 * 1024**2
+    assert "[output cut by the grader" in graded.read_text()
+
+
+def test_hidden_checks_never_reach_the_notebook_or_feedback(graded_class):
+    """A hook printed every cell the kernel ran, the probes included: none of it is kept."""
+    course, _, _, _ = graded_class
+    hidden = ["hidden_checks", "a set of points against itself", "check.count_calls"]
+    for student in ("prints_test_cells", "honest"):
+        run_nbgrader("generate_feedback", ASSIGNMENT, "--student", student, "--force", course=course)
+        graded = (course / "autograded" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text()
+        page = (course / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+        assert not [h for h in hidden if h in graded or h in page], student
 
 
 def test_dead_kernels_end_grading_of_that_notebook_only(graded_class):

@@ -28,8 +28,6 @@ def walled(tmp_path, code, limits=None, env=None, timeout=120):
     work.mkdir(exist_ok=True)
     runtime = tmp_path / "rt"
     runtime.mkdir(exist_ok=True)
-    if os.geteuid() == 0:
-        os.chown(work, sandbox.NOBODY, sandbox.NOBODY)
     cmd = sandbox.wall_command([sys.executable, "-c", textwrap.dedent(code)], str(work), str(runtime), limits)
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                           env=dict(os.environ, **(env or {})))
@@ -50,22 +48,52 @@ def test_course_files_do_not_exist_inside(tmp_path):
     assert all(line.endswith("False") for line in lines[1:])
 
 
-def test_only_the_working_folder_is_writable(tmp_path):
+def test_writes_stay_inside_the_wall_and_the_submission_is_read_only(tmp_path):
+    """The kernel can write only its working folder and /tmp, both private memory file systems:
+    nothing it writes reaches the real folder (so no junk is copied back into autograded/), and
+    the submission's own files are there, read-only."""
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "data.txt").write_text("shipped")
     proc = walled(tmp_path, f"""
         import os
+        print(open("data.txt").read())
         open("mine.txt", "w").write("ok")
-        for target in [{str(REPO_ROOT / "grader" / "x.py")!r}, {sys.prefix + "/x"!r}, "/usr/x", "/etc/x"]:
+        for target in ["data.txt", {str(REPO_ROOT / "grader" / "x.py")!r}, {sys.prefix + "/x"!r}, "/usr/x", "/etc/x"]:
             try:
                 open(target, "w")
                 print("WROTE", target)
             except OSError as err:
                 print("blocked", type(err).__name__)
         open("/tmp/private.txt", "w").write("tmp is private")
+        print(sorted(os.listdir(".")))
     """)
     assert proc.returncode == 0, proc.stderr
-    assert "WROTE" not in proc.stdout and proc.stdout.count("blocked") == 4
-    assert (tmp_path / "work" / "mine.txt").read_text() == "ok"
+    assert "WROTE" not in proc.stdout and proc.stdout.count("blocked") == 5, proc.stdout
+    assert proc.stdout.splitlines()[0] == "shipped"
+    assert "['data.txt', 'mine.txt']" in proc.stdout
+    assert sorted(p.name for p in (tmp_path / "work").iterdir()) == ["data.txt"]
     assert not os.path.exists("/tmp/private.txt")
+
+
+def test_disk_limit_on_every_writable_folder(tmp_path):
+    """/tmp, the working folder, /dev/shm and /run each hold at most COURSE_SANDBOX_DISK bytes."""
+    proc = walled(tmp_path, """
+        import os
+        for folder in ["/tmp", ".", "/dev/shm", "/run"]:
+            written = 0
+            try:
+                for i in range(64):
+                    with open(os.path.join(folder, f"junk{i}"), "wb") as f:
+                        f.write(b"x" * 1024**2)
+                    written += 1
+            except OSError as err:
+                pass
+            print(folder, written)
+    """, limits=sandbox.Limits(disk_bytes=16 * 1024**2))
+    assert proc.returncode == 0, proc.stderr
+    written = dict(line.split() for line in proc.stdout.splitlines())
+    assert set(written) == {"/tmp", ".", "/dev/shm", "/run"}
+    assert all(int(mb) <= 16 for mb in written.values()), written
 
 
 def test_no_network(tmp_path):
@@ -179,9 +207,9 @@ def test_kernel_runs_behind_the_wall_over_ipc_and_can_be_interrupted(tmp_path):
     assert out[2].strip() == "still alive"
 
 
-def test_not_protected_code_sees_the_test_cells_it_runs_with(tmp_path):
-    """NOT protected (docs/GRADING.md): student code shares the kernel with the test cells, so it
-    can see a test cell's source when it runs, and replace functions the tests call."""
+def test_a_kernel_sees_every_cell_it_runs(tmp_path):
+    """Why the judge sits outside the kernel (docs/GRADING.md): student code can watch every cell
+    the kernel runs after it, so a hidden test run there would be read, and could be forged."""
     out = _run_notebook(tmp_path, [
         "seen = []\nget_ipython().events.register('pre_run_cell', lambda info: seen.append(info.raw_cell))",
         "# a hidden test\nassert 1 + 1 == 2",

@@ -177,30 +177,252 @@ def with_warnings(course):
     return with_answers(solution_copy(ASSIGNMENT, course), answers)
 
 
-# name: (builder or special, expected total score)
+# --- Tricks against the grade itself: they change what the student's kernel reports. The judge
+# decides outside that kernel, so each gets what the same answers get without the trick.
+
+def _unsolved_with(course, trick):
+    """The untouched release (0 points honestly), with a trick run before the first exercise."""
+    nb = release_copy(ASSIGNMENT, course)
+    cell = _cell(nb, "ranked_tensors")
+    cell.source = trick.strip("\n") + "\n\n" + cell.source
+    return nb
+
+
+def _wrong_with(course, trick):
+    """Every exercise answered wrongly (tests/answers WRONG: 0 points honestly), plus a trick."""
+    from conftest import load_answers
+    nb = with_answers(solution_copy(ASSIGNMENT, course), load_answers(ASSIGNMENT).WRONG)
+    return _prepend(nb, "ranked_tensors", trick)
+
+
+def input_transformer(course):
+    return _unsolved_with(course, 'get_ipython().input_transformers_post.append(lambda lines: ["pass\\n"])')
+
+
+def ast_transformer(course):
+    return _unsolved_with(course, """
+import ast
+class Gut(ast.NodeTransformer):
+    def visit_Module(self, node):
+        return ast.Module(body=[ast.Pass()], type_ignores=[])
+get_ipython().ast_transformers.append(Gut())
+""")
+
+
+def event_hook(course):
+    return _unsolved_with(course, """
+def forgive(result):
+    result.error_in_exec = None
+    result.error_before_exec = None
+get_ipython().events.register("post_run_cell", forgive)
+""")
+
+
+def custom_exception_handler(course):
+    return _unsolved_with(course, "get_ipython().set_custom_exc((BaseException,), lambda *args, **kwargs: None)")
+
+
+def run_cell_wrapper(course):
+    return _unsolved_with(course, """
+ip = get_ipython()
+_run_cell, _run_cell_async = ip.run_cell, ip.run_cell_async
+def _gut(raw_cell):
+    return "pass" if ("assert" in raw_cell or "hidden_checks" in raw_cell) else raw_cell
+ip.run_cell = lambda raw_cell, *a, **k: _run_cell(_gut(raw_cell), *a, **k)
+ip.run_cell_async = lambda raw_cell, *a, **k: _run_cell_async(_gut(raw_cell), *a, **k)
+""")
+
+
+def do_execute_wrapper(course):
+    return _unsolved_with(course, """
+kernel = get_ipython().kernel
+_do_execute = kernel.do_execute
+async def do_execute(code, silent, *args, **kwargs):
+    if "assert" in code or "hidden_checks" in code:
+        code = "pass"
+    return await _do_execute(code, silent, *args, **kwargs)
+kernel.do_execute = do_execute
+""")
+
+
+def patched_comparisons(course):
+    return _wrong_with(course, """
+import torch
+torch.testing.assert_close = lambda *args, **kwargs: None
+torch.equal = lambda *args, **kwargs: True
+_ones = torch.ones_like
+torch.isclose = lambda a, b, *args, **kwargs: _ones(a, dtype=torch.bool)
+torch.Tensor.__bool__ = lambda self: True
+""")
+
+
+def patched_builtins(course):
+    return _wrong_with(course, """
+import builtins
+_isinstance, _len, _abs = builtins.isinstance, builtins.len, builtins.abs
+builtins.isinstance = lambda obj, cls: True if cls is torch.Tensor else _isinstance(obj, cls)
+builtins.len = lambda obj: 4 if _isinstance(obj, tuple) else _len(obj)
+builtins.abs = lambda x: 0 * _abs(x)
+""")
+
+
+def lying_torch(course):
+    return _wrong_with(course, """
+import types
+_real_torch = torch
+class _Lying(types.ModuleType):
+    def __getattr__(self, name):
+        return getattr(_real_torch, name)
+torch = _Lying("torch")
+torch.equal = lambda *args, **kwargs: True
+torch.testing = types.SimpleNamespace(assert_close=lambda *args, **kwargs: None)
+""")
+
+
+def tensor_subclass(course):
+    agree = """
+class Agree(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if func in (torch.equal, torch.allclose, torch.Tensor.__eq__, torch.isclose):
+            return True
+        return super().__torch_function__(func, types, args, kwargs or {})
+"""
+    answers = {
+        "ranked_tensors": agree + "\ndef make_ranked_tensors():\n    return tuple(torch.ones(1).as_subclass(Agree) for _ in range(4))",
+        "as_model_input": "def as_model_input(t):\n    return t.double().as_subclass(Agree)",
+        "flatten_samples": "def flatten_samples(batch):\n    return batch.as_subclass(Agree)",
+        "gram": "def gram(X):\n    return (X.T @ X).as_subclass(Agree)",
+        "center_columns": "def center_columns(X):\n    return X.as_subclass(Agree)",
+        "broadcast_shape": "BROADCAST_SHAPE = (3, 4, 5)",
+        "sq_distances": "def sq_distances(A, B):\n    return A.as_subclass(Agree)",
+    }
+    return with_answers(solution_copy(ASSIGNMENT, course), answers)
+
+
+LOOP = "def sq_distances(A, B):\n    return sq_distances_loop(A, B)"
+
+
+def python_loop(course):
+    """Correct values from a Python double loop: the 'no loops' exercise fails, whatever the load."""
+    return with_answers(solution_copy(ASSIGNMENT, course), {"sq_distances": LOOP})
+
+
+def patched_clock(course):
+    nb = with_answers(solution_copy(ASSIGNMENT, course), {"sq_distances": "import time\ntime.perf_counter = lambda: 0.0\n" + LOOP})
+    return nb
+
+
+def fake_execute_result(course):
+    """Wrong answers that publish a number as the cell's result (nbgrader's partial credit)."""
+    nb = with_answers(solution_copy(ASSIGNMENT, course), {"gram": "import sys\ndef gram(X):\n    sys.displayhook(1.0)\n    return X.T @ X"})
+    return nb
+
+
+def fake_probe(course):
+    """Wrong answers, and a hook that publishes a forged probe record after every cell."""
+    return _wrong_with(course, """
+from IPython.display import display
+import json
+def forge(result):
+    for grade_id in ["ranked_tensors_tests", "gram_tests", "sq_distances_tests"]:
+        display({"application/x.course-probe": json.dumps({"grade_id": grade_id, "checks": [], "error": None})}, raw=True)
+get_ipython().events.register("post_run_cell", forge)
+""")
+
+
+def reads_working_folder(course):
+    """Correct answers; looks for hidden tests in every file the kernel can read and write."""
+    return _prepend(solution_copy(ASSIGNMENT, course), "ranked_tensors", """
+import os
+FOUND = []
+for top in [".", "/tmp", os.path.expanduser("~")]:
+    for folder, _, files in os.walk(top):
+        for name in files:
+            try:
+                text = open(os.path.join(folder, name), errors="ignore").read()
+            except OSError:
+                continue
+            if "hidden_checks" in text or "HIDDEN TESTS" in text:
+                FOUND.append(os.path.join(folder, name))
+print("hidden tests found:", FOUND)
+""")
+
+
+def prints_test_cells(course):
+    """Correct answers; prints the source of every cell that runs after it (the probes too)."""
+    return _prepend(solution_copy(ASSIGNMENT, course), "ranked_tensors",
+                    'get_ipython().events.register("pre_run_cell", lambda info: print(info.raw_cell))')
+
+
+def floods_output(course):
+    """Correct answers; prints 20 MB."""
+    return _prepend(solution_copy(ASSIGNMENT, course), "ranked_tensors",
+                    'for _ in range(20):\n    print("x" * 1_000_000)')
+
+
+def fills_disk(course):
+    """Correct answers; writes junk until the working folder and /tmp are full."""
+    return _prepend(solution_copy(ASSIGNMENT, course), "ranked_tensors", """
+import os
+for folder in [".", "/tmp"]:
+    written = 0
+    try:
+        for i in range(4096):
+            with open(os.path.join(folder, f"junk{i}.bin"), "wb") as f:
+                f.write(b"x" * 1024**2)
+            written += 1
+    except OSError:
+        pass
+    print("MiB written to", folder, written)
+""")
+
+
+# name: (builder or special, expected total score, expected to be flagged for manual grading)
 CASES = {
-    "infinite_loop": (infinite_loop, FULL - 1),
+    "infinite_loop": (infinite_loop, FULL - 1, False),
     # a kernel that dies (os._exit, or killed at the CPU limit) fails the whole notebook in nbgrader
-    "stubborn_loop": (stubborn_loop, 0.0),
-    "os_exit": (os_exit, 0.0),
-    "memory_bomb": (memory_bomb, FULL - 1),
-    "tests_edited": (tests_edited, FULL - 1),
-    "tests_deleted": (tests_deleted, FULL - 1),
-    "tests_duplicated": (tests_duplicated, FULL),
-    "points_inflated": (points_inflated, FULL),
-    "traceback_hidden": (traceback_hidden, 1.0),
-    "always_equal": (always_equal, 0.0),
-    "vandal": (vandal, FULL),
-    "reads_solutions": (reads_solutions, 0.0),
-    "with_warnings": (with_warnings, FULL),
-    "malformed": ("malformed", 0.0),
-    "renamed_notebook": ("renamed", 0.0),
+    "stubborn_loop": (stubborn_loop, 0.0, None),
+    "os_exit": (os_exit, 0.0, None),
+    "memory_bomb": (memory_bomb, FULL - 1, False),
+    "tests_edited": (tests_edited, FULL - 1, False),
+    "tests_deleted": (tests_deleted, FULL - 1, False),
+    "tests_duplicated": (tests_duplicated, FULL, False),
+    "points_inflated": (points_inflated, FULL, False),
+    "traceback_hidden": (traceback_hidden, 1.0, True),
+    "always_equal": (always_equal, 0.0, False),
+    "vandal": (vandal, FULL, False),
+    "reads_solutions": (reads_solutions, 0.0, True),     # exec()s what it hoped to read
+    "with_warnings": (with_warnings, FULL, False),
+    "malformed": ("malformed", 0.0, None),
+    "renamed_notebook": ("renamed", 0.0, None),
+    # tricks against the grade: the score of the same answers without the trick, and a flag
+    "input_transformer": (input_transformer, 0.0, True),
+    "ast_transformer": (ast_transformer, 0.0, True),
+    "event_hook": (event_hook, 0.0, True),
+    "custom_exception_handler": (custom_exception_handler, 0.0, True),
+    "run_cell_wrapper": (run_cell_wrapper, 0.0, True),
+    "do_execute_wrapper": (do_execute_wrapper, 0.0, True),
+    "patched_comparisons": (patched_comparisons, 0.0, True),
+    "patched_builtins": (patched_builtins, 0.0, True),
+    "lying_torch": (lying_torch, 0.0, True),
+    "tensor_subclass": (tensor_subclass, 0.0, True),
+    "python_loop": (python_loop, FULL - 2, False),
+    "patched_clock": (patched_clock, FULL - 2, True),
+    "fake_execute_result": (fake_execute_result, FULL - 1, True),
+    "fake_probe": (fake_probe, 0.0, True),
+    "reads_working_folder": (reads_working_folder, FULL, False),
+    "prints_test_cells": (prints_test_cells, FULL, True),
+    "floods_output": (floods_output, FULL, False),
+    "fills_disk": (fills_disk, FULL, False),
 }
+# The same submission, graded five times in one run (different batches, under load): one score.
+REPEATS = [f"python_loop_{i}" for i in range(1, 6)]
 
 
 def hand_in(course, name):
     """Place one hostile case as student `name`."""
-    builder = CASES[name][0]
+    builder = CASES[name.rsplit("_", 1)[0] if name in REPEATS else name][0]
     if builder == "malformed":
         path = submission_path(course, name, ASSIGNMENT)
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -10,7 +10,9 @@ from grader.release import release
 
 NAME = "00_tiny"
 
-DOUBLE_HIDDEN = "assert double(3) == 6, 'hidden: plain ints'"
+DOUBLE_HIDDEN = """def hidden_checks(check, rng):
+                check("doubles a tensor", double(torch.randn(3, generator=rng)))
+                check("doubles a plain int", double(3))"""
 
 
 def cells():
@@ -39,7 +41,8 @@ def cells():
         tests("answer_tests", """
             assert isinstance(ANSWER, int), "ANSWER is an int"
             ### BEGIN HIDDEN TESTS
-            assert ANSWER == 42, "hidden: the answer"
+            def hidden_checks(check, rng):
+                check("the answer", ANSWER)
             ### END HIDDEN TESTS
             """, points=1),
     ]

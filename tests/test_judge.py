@@ -1,0 +1,119 @@
+"""The judge's parts, unit by unit: comparison rules, probe records, seeds, and the static scan."""
+import base64
+import io
+import json
+
+import pytest
+import torch
+
+from conftest import ALL_CHAPTERS, load_answers
+from grader.compare import compare
+from grader.course import REPO_ROOT
+from grader.probe_kernel import PROBE_MIME
+from grader.probes import ProbeError, hidden_section, read_probe, student_seed, without_hidden_section
+from grader.scan import module_names, scan
+from grader.submissions import solution_copy
+
+
+def test_exact_rule_checks_type_dtype_shape_and_values():
+    t = torch.tensor([1.0, 2.0])
+    assert compare(t.clone(), t) is None
+    assert compare(t.double(), t) == "has dtype torch.float64"
+    assert compare(t[:1], t) == "has shape (1,)"
+    assert compare(t + 1e-6, t) == "has the wrong values"
+    assert compare([1.0, 2.0], t) == "expected a tensor, got a list"
+    assert compare((t, 3), (t, 3)) is None and compare([t, 3], (t, 3)) == "expected a tuple, got a list"
+    assert compare(torch.tensor(float("nan")), torch.tensor(float("nan"))) is None
+
+
+def test_tolerance_and_partial_rules():
+    t = torch.tensor([1.0, 2.0])
+    assert compare(t + 1e-6, t, {"atol": 1e-5}) is None
+    assert compare(t + 1e-3, t, {"atol": 1e-5}) == "has the wrong values"
+    assert compare(torch.zeros(2, 3), torch.ones(2, 3), {"only": "shape"}) is None
+    assert compare(torch.zeros(3), torch.ones(2, 3), {"only": "ndim"}) == "has 1 dimensions"
+    assert compare(t.double(), t, {"any_dtype": True}) is None
+    assert compare(3, 3.0) is None and compare(True, 1) == "expected a number, got a bool"
+
+
+def test_bounds_ignore_the_reference_and_say_nothing_of_it():
+    assert compare(12, 5, {"at_most": 300}) is None
+    assert compare(3000, 5, {"at_most": 300}) == "3000 is too many"
+    assert compare("300", 5, {"at_most": 300}) == "expected a number, got a str"
+
+
+def _probe_output(payload) -> list:
+    return [{"output_type": "display_data", "data": {PROBE_MIME: json.dumps(payload)}, "metadata": {}}]
+
+
+def _encoded(value) -> str:
+    buffer = io.BytesIO()
+    torch.save(value, buffer)
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+class Sneaky(torch.Tensor):
+    """A tensor subclass could answer every comparison with yes: the loader refuses it."""
+
+
+def test_probe_records_load_only_plain_data():
+    record = read_probe(_probe_output({"grade_id": "g", "error": None, "checks": [
+        {"name": "plain", "rule": {}, "value": _encoded({"t": torch.ones(2), "n": 3})},
+        {"name": "subclass", "rule": {}, "value": _encoded(torch.ones(2).as_subclass(Sneaky))},
+    ]}), "g")
+    assert torch.equal(record.checks[0].value["t"], torch.ones(2)) and record.checks[0].error is None
+    assert record.checks[1].value is None and "not plain data" in record.checks[1].error
+
+
+def test_missing_or_foreign_probe_records_are_errors():
+    with pytest.raises(ProbeError):
+        read_probe([], "g")
+    with pytest.raises(ProbeError):
+        read_probe(_probe_output({"grade_id": "other", "checks": [], "error": None}), "g")
+    with pytest.raises(ProbeError):
+        read_probe([{"output_type": "display_data", "data": {PROBE_MIME: "not json"}}], "g")
+
+
+def test_seeds_are_stable_and_differ_between_students():
+    seed = student_seed("01_tensors", "01_tensors", "ada", "gram_tests")
+    assert seed == student_seed("01_tensors", "01_tensors", "ada", "gram_tests")
+    assert seed != student_seed("01_tensors", "01_tensors", "bob", "gram_tests")
+
+
+def test_hidden_sections_are_found_and_stripped():
+    source = "x = 1\nassert x\n### BEGIN HIDDEN TESTS\ndef hidden_checks(check, rng):\n    pass\n### END HIDDEN TESTS\n"
+    assert hidden_section(source).startswith("def hidden_checks")
+    assert without_hidden_section(source) == "x = 1\nassert x\n"
+
+
+@pytest.mark.parametrize("code, expected", [
+    ("get_ipython().events.register('pre_run_cell', print)", "get_ipython"),
+    ("import sys\nsys.setprofile(None)", "imports sys"),
+    ("torch.equal = lambda *a: True", "attribute of a module"),
+    ("import torch as t\nt.equal = lambda *a: True", "attribute of a module"),
+    ("torch = object()", "rebinds the module name torch"),
+    ("class T(torch.Tensor):\n    pass", "subclasses torch.Tensor"),
+    ("import builtins", "imports builtins"),
+    ("exec('1')", "calls exec()"),
+    ("f = (lambda: 0).__globals__", "uses .__globals__"),
+    ("%time x = 1", "IPython magic"),
+])
+def test_scan_flags_reaches_into_the_machinery(code, expected):
+    reasons = scan(code, module_names([code]))
+    assert any(expected in r for r in reasons), reasons
+
+
+def _student_written_code(chapter):
+    nb = solution_copy(chapter, REPO_ROOT)
+    answers = load_answers(chapter)
+    yield from (("reference", c.source) for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution"))
+    for kind in ("ALTERNATIVE", "WRONG"):
+        yield from ((kind, src) for src in getattr(answers, kind).values())
+
+
+@pytest.mark.parametrize("chapter", ALL_CHAPTERS)
+def test_scan_flags_no_reference_solution_and_no_honest_answer(chapter):
+    nb = solution_copy(chapter, REPO_ROOT)
+    modules = module_names([c.source for c in nb.cells if c.cell_type == "code"])
+    flagged = {(kind, src[:60]): scan(src, modules) for kind, src in _student_written_code(chapter)}
+    assert not {k: v for k, v in flagged.items() if v}
