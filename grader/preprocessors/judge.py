@@ -70,9 +70,10 @@ class Judge(NbGraderPreprocessor):
         course = CourseDirectory(parent=self)
         hidden = self._hidden_sections(info)
         solution = Path(course.format_path(course.source_directory, ".", info["assignment"])) / f"{info['notebook']}.ipynb"
+        # One reference run for every student this nbgrader run grades (--student narrows it),
+        # cached in this process for the ones after this one.
         handed_in = sorted({Path(p).parts[-2] for p in Path(course.root).glob(
-            f"{course.submitted_directory}/*/{info['assignment']}")} | {info["student"]})
-        # One reference run for the whole class (cached per process): students before this one too.
+            f"{course.submitted_directory}/{course.student_id}/{info['assignment']}")} | {info["student"]})
         reference = reference_records(solution, info["assignment"], info["notebook"], hidden, handed_in,
                                       timeout=self.timeout)[info["student"]]
         probes = resources.get("judge", {}).get("probes", {})

@@ -260,9 +260,10 @@ def patched_builtins(course):
     return _wrong_with(course, """
 import builtins
 _isinstance, _len, _abs = builtins.isinstance, builtins.len, builtins.abs
+# aimed at the tests' checks only, so that the kernel itself keeps working
 builtins.isinstance = lambda obj, cls: True if cls is torch.Tensor else _isinstance(obj, cls)
-builtins.len = lambda obj: 4 if _isinstance(obj, tuple) else _len(obj)
-builtins.abs = lambda x: 0 * _abs(x)
+builtins.len = lambda obj: 4 if type(obj) is tuple and obj and type(obj[0]) is torch.Tensor else _len(obj)
+builtins.abs = lambda x: 0 * _abs(x) if type(x) is torch.Tensor else _abs(x)
 """)
 
 
@@ -343,7 +344,8 @@ for top in [".", "/tmp", os.path.expanduser("~")]:
                 text = open(os.path.join(folder, name), errors="ignore").read()
             except OSError:
                 continue
-            if "hidden_checks" in text or "HIDDEN TESTS" in text:
+            # spelled in pieces, so that this very notebook does not match
+            if "def hidden" + "_checks" in text or "BEGIN HIDDEN" + " TESTS" in text:
                 FOUND.append(os.path.join(folder, name))
 print("hidden tests found:", FOUND)
 """)
