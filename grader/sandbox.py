@@ -93,11 +93,26 @@ def ensure_bubblewrap() -> str:
     raise RuntimeError(INSTALL_HINT)
 
 
+def package_dirs(names=("torchcourse", "grader")) -> list:
+    """Where the kernel's Python finds the course's packages: this course's folders and wherever
+    an editable install points (they differ when a copy of the course is graded, as the tests do)."""
+    dirs = [str(REPO_ROOT / name) for name in names]
+    for finder in sys.meta_path:
+        for name in names:
+            try:
+                spec = finder.find_spec(name, None)
+            except Exception:   # a finder that does not take this call: it cannot hold them
+                continue
+            if spec and spec.submodule_search_locations:
+                dirs += list(spec.submodule_search_locations)
+    return dirs
+
+
 def read_only_paths(course: Path = REPO_ROOT) -> list:
-    """What the kernel may read: the system, Python, the venv, the course package and the data."""
+    """What the kernel may read: the system, Python, the venv, the course packages and the data."""
     paths = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc",
              sys.base_prefix, sys.prefix, sysconfig.get_paths()["purelib"],
-             str(REPO_ROOT / "torchcourse"), str(REPO_ROOT / "grader"), str(REPO_ROOT / "data")]
+             *package_dirs(), str(REPO_ROOT / "data")]
     seen, result = set(), []
     for p in paths:
         real = os.path.realpath(p)

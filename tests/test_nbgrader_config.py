@@ -17,7 +17,7 @@ from grader.gradebook import cell_scores
 from grader.submissions import place_submission, solution_copy, with_answers
 
 CHAPTER = "01_tensors"
-TIMEOUT = 5  # override of Execute.timeout: proves the trait name works, keeps the test short
+TIMEOUT = 10  # override of Execute.timeout: proves the trait name works, keeps the test short
 
 
 def load_config():
