@@ -8,7 +8,7 @@ ALTERNATIVE = {
     "data_questions": '''
 batch_shape = tuple(torch.Size([BATCH_SIZE, 1, 28, 28]))
 flat_features = 28 * 28
-num_classes = len("T-shirt Trouser Pullover Dress Coat Sandal Shirt Sneaker Bag Boot".split())
+num_classes = len(CLASSES)
 ''',
     "make_mlp": '''
 class _MLP(nn.Module):

@@ -38,9 +38,10 @@ def time_op(fn, warmup=2, repeats=5, sync=None):
     return (samples[middle - 1] + samples[middle]) / 2
 ''',
     "gflops": '''
+from torchcourse.timing import matmul_flops
+
 def gflops(n, seconds):
-    flops = 2.0 * n * n * n          # n*n outputs, n multiply-adds each
-    return flops / seconds * 1e-9
+    return float(matmul_flops(n)) / (seconds * 1e9)
 ''',
     "crossover_size": '''
 def crossover_size(sizes, cpu_times, gpu_times):
