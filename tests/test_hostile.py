@@ -90,6 +90,11 @@ def test_the_same_submission_gets_the_same_score(graded_class):
     machine is busy, each gets the same score (no check depends on time or load)."""
     course, _, _, _ = graded_class
     assert {_total(course, name) for name in REPEATS} == {CASES["python_loop"][1]}
+    # and regraded: the same student's seed, the same score
+    before = cell_scores(course, ASSIGNMENT, REPEATS[0])
+    assert autograde_all(jobs=1, course=course, progress=False, only=[(REPEATS[0], ASSIGNMENT)],
+                         extra_args=[f"--Execute.timeout={CELL_TIMEOUT}"]) == 0
+    assert cell_scores(course, ASSIGNMENT, REPEATS[0]) == before
 
 
 def test_honest_students_unharmed(graded_class):
