@@ -37,6 +37,7 @@ from traitlets import Unicode, default
 from grader.course import REPO_ROOT
 
 NOBODY = 65534
+HOSTNAME = "sandbox"
 INSTALL_HINT = ("bubblewrap is missing: install it with `apt-get install -y bubblewrap` "
                 "(`make setup` does this as root), or set COURSE_SANDBOX=0 to grade without a wall")
 
@@ -109,10 +110,11 @@ def package_dirs(names=("torchcourse", "grader")) -> list:
 
 
 def read_only_paths(course: Path = REPO_ROOT) -> list:
-    """What the kernel may read: the system, Python, the venv, the course packages and the data."""
+    """What the kernel may read: the system, Python, the venv, the course packages, the DDP
+    scripts (chapter 10 launches them) and the data."""
     paths = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc",
              sys.base_prefix, sys.prefix, sysconfig.get_paths()["purelib"],
-             *package_dirs(), str(REPO_ROOT / "data")]
+             *package_dirs(), str(REPO_ROOT / "ddp_scripts"), str(REPO_ROOT / "data")]
     seen, result = set(), []
     for p in paths:
         real = os.path.realpath(p)
@@ -141,7 +143,7 @@ def wall_command(cmd: list, workdir: str, runtime: str, limits: Limits | None = 
     if path is None:
         raise RuntimeError(INSTALL_HINT)
     args = [path, "--die-with-parent", "--unshare-net", "--unshare-pid", "--unshare-ipc",
-            "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox", "--clearenv"]
+            "--unshare-uts", "--unshare-cgroup-try", "--hostname", HOSTNAME, "--clearenv"]
     limits = limits or Limits.from_env()
     size = str(limits.disk_bytes)   # every writable folder is a memory file system of this size
     args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm",
@@ -159,6 +161,11 @@ def wall_command(cmd: list, workdir: str, runtime: str, limits: Limits | None = 
     for secret in ("/etc/shadow", "/etc/gshadow", "/etc/sudoers"):
         if os.path.exists(secret):
             args += ["--ro-bind", "/dev/null", secret]
+    # The sandbox's own hostname must resolve (to its loopback): torchrun's rendezvous store
+    # looks it up, and retries for many minutes when it cannot.
+    hosts = Path(runtime) / "hosts"
+    hosts.write_text(f"127.0.0.1\tlocalhost {HOSTNAME}\n::1\tlocalhost ip6-localhost ip6-loopback\n")
+    args += ["--ro-bind", str(hosts), "/etc/hosts"]
     # The working folder is a fresh memory file system of limited size, with the submission's own
     # files bound into it read-only: whatever the kernel writes stays inside and vanishes with it,
     # and nothing it writes can reach the course's autograded/ folder.

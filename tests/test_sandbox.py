@@ -44,7 +44,7 @@ def test_course_files_do_not_exist_inside(tmp_path):
     """)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert set(eval(lines[0])) <= {".venv", "data", "grader", "torchcourse"}
+    assert set(eval(lines[0])) <= {".venv", "data", "ddp_scripts", "grader", "torchcourse"}
     assert all(line.endswith("False") for line in lines[1:])
 
 
