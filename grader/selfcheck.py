@@ -15,8 +15,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import nbformat
-from nbclient import NotebookClient
+# nbformat and nbclient take about 2 s to import: they are imported where a check really runs,
+# so that the notebook's self-check cell costs nothing while nbgrader grades it.
 
 HIDDEN_TESTS = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN TESTS[^\n]*\n?", re.S | re.M)
 CALLS_CHECK = re.compile(r"\bcheck_notebook\s*\(")
@@ -32,6 +32,7 @@ class ExerciseResult:
 
 def prepare(nb):
     """The notebook as the check runs it: no hidden tests, no self-check cell, no old outputs."""
+    import nbformat
     nb = nbformat.from_dict(nb)
     kept = []
     for cell in nb.cells:
@@ -57,6 +58,8 @@ def _failure(cell) -> str:
 
 
 def run_checks(path, timeout: int = 120) -> list:
+    import nbformat
+    from nbclient import NotebookClient
     path = Path(path)
     nb = prepare(nbformat.read(path, as_version=4))
     client = NotebookClient(nb, timeout=timeout, allow_errors=True, kernel_name="python3",
@@ -101,6 +104,7 @@ def check_notebook(path, timeout: int = 120) -> list:
 
 
 def main(path) -> int:
+    import nbformat
     try:
         results = check_notebook(path)
     except (FileNotFoundError, nbformat.reader.NotJSONError) as err:
