@@ -6,6 +6,8 @@ the wall (grader.autograde), with a 10 s cell timeout. Then each case's total is
 it was flagged for manual grading, and everything the attacks aimed at.
 """
 import hashlib
+import html
+import re
 import time
 
 import nbformat
@@ -14,15 +16,17 @@ from nbgrader.api import Gradebook
 
 from conftest import load_answers
 from grader.autograde import autograde_all, default_jobs
-from grader.course import run_nbgrader
+from grader.course import run_nbgrader, source_notebook as course_source_notebook
 from grader.gradebook import cell_scores, db_url, total_score
 from grader.preprocessors.flag_for_manual_grading import PREFIX
+from grader.probes import hidden_section, without_hidden_section
 from grader.release import release
 from grader.submissions import (copy_course, place_submission, solution_copy, submission_path,
                                 with_answers)
 from hostile.cases import ASSIGNMENT, CASES, FULL, REPEATS, hand_in
 
 HONEST = ("victim", "honest")
+FEEDBACK = "fb"   # the reference, but (3, 4, 5) as the broadcast shape: 9/10, for the feedback tests
 CELL_TIMEOUT = 10
 CPU_LIMIT = 60
 DISK_LIMIT_MB = 64
@@ -39,6 +43,7 @@ def graded_class(tmp_path_factory):
     reference = solution_copy(ASSIGNMENT, course)
     place_submission(course, "victim", ASSIGNMENT, reference)
     place_submission(course, "honest", ASSIGNMENT, with_answers(reference, load_answers(ASSIGNMENT).ALTERNATIVE))
+    place_submission(course, FEEDBACK, ASSIGNMENT, with_answers(reference, {"broadcast_shape": "BROADCAST_SHAPE = (3, 4, 5)\n"}))
     for name in [*CASES, *REPEATS]:
         hand_in(course, name)
     before = {"victim": _sha(submission_path(course, "victim", ASSIGNMENT)),
@@ -133,15 +138,40 @@ def test_output_is_capped(graded_class):
     assert "[output cut by the grader" in graded.read_text()
 
 
+def _feedback_text(course, student) -> str:
+    run_nbgrader("generate_feedback", ASSIGNMENT, "--student", student, "--force", course=course)
+    page = (course / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+    return html.unescape(re.sub(r"<[^>]+>", "", page))
+
+
+def _hidden_lines():
+    """Lines that appear only inside the solution notebook's hidden sections."""
+    nb = nbformat.read(course_source_notebook(ASSIGNMENT), as_version=4)
+    visible = {line.strip() for cell in nb.cells for line in without_hidden_section(cell.source).splitlines()}
+    return [line.strip() for cell in nb.cells for line in (hidden_section(cell.source) or "").splitlines()
+            if len(line.strip()) > 15 and line.strip() not in visible]
+
+
 def test_hidden_checks_never_reach_the_notebook_or_feedback(graded_class):
-    """A hook printed every cell the kernel ran, the probes included: none of it is kept."""
+    """A hook printed every cell the kernel ran, the probes included: none of it is kept. And
+    for anyone, hidden sections never reach the notebook the kernel ran, nor the feedback."""
     course, _, _, _ = graded_class
-    hidden = ["hidden_checks", "a set of points against itself", "check.count_calls"]
-    for student in ("prints_test_cells", "honest"):
-        run_nbgrader("generate_feedback", ASSIGNMENT, "--student", student, "--force", course=course)
+    hidden = _hidden_lines() + ["hidden_checks"]
+    assert len(hidden) > 20
+    for student in ("prints_test_cells", "honest", FEEDBACK):
         graded = (course / "autograded" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text()
-        page = (course / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
-        assert not [h for h in hidden if h in graded or h in page], student
+        page = _feedback_text(course, student)
+        leaked = [h for h in hidden if h in graded or h in page]
+        assert not leaked, f"{student}: {leaked[:3]}"
+
+
+def test_feedback_keeps_scores_visible_tests_and_the_verdict(graded_class):
+    course, _, _, _ = graded_class
+    text = _feedback_text(course, FEEDBACK)
+    assert "count the levels of nested brackets" in text              # a visible assert message
+    assert "hidden check 1 of 1 (the broadcast shape)" in text        # the judge's verdict
+    assert "9.0" in text and "10.0" in text                           # score out of max
+    assert "(4, 3, 5)" not in text, "the expected answer leaked"
 
 
 def test_dead_kernels_end_grading_of_that_notebook_only(graded_class):
