@@ -33,6 +33,20 @@ def without_hidden_section(source: str) -> str:
     return HIDDEN.sub("", source).rstrip() + "\n" if HIDDEN.search(source) else source
 
 
+def gradebook_hidden_sections(db_url: str, notebook: str, assignment: str) -> dict:
+    """{test cell grade id: its hidden section} for one notebook, from nbgrader's gradebook
+    (which keeps test cells whole, hidden sections included)."""
+    from nbgrader.api import Gradebook
+    with Gradebook(db_url) as gb:
+        sections = {}
+        for grade_cell in gb.find_notebook(notebook, assignment).grade_cells:
+            if grade_cell.cell_type == "code":
+                code = hidden_section(gb.find_source_cell(grade_cell.name, notebook, assignment).source)
+                if code is not None:
+                    sections[grade_cell.name] = code
+        return sections
+
+
 def student_seed(assignment: str, notebook: str, student: str, grade_id: str) -> int:
     """The seed of one student's hidden inputs for one exercise: stable across regrading,
     different between students, so an answer tuned to one set of inputs meets another."""

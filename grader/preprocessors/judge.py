@@ -16,13 +16,12 @@ from pathlib import Path
 
 import nbformat
 from nbgrader import utils
-from nbgrader.api import Gradebook
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Integer
 
 from grader.compare import compare
-from grader.probes import ProbeError, hidden_section, read_probe
+from grader.probes import ProbeError, gradebook_hidden_sections, read_probe
 from grader.reference import reference_records
 from grader.scan import module_names, scan
 
@@ -68,7 +67,7 @@ class Judge(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         info = resources["nbgrader"]
         course = CourseDirectory(parent=self)
-        hidden = self._hidden_sections(info)
+        hidden = gradebook_hidden_sections(info["db_url"], info["notebook"], info["assignment"])
         solution = Path(course.format_path(course.source_directory, ".", info["assignment"])) / f"{info['notebook']}.ipynb"
         # One reference run for every student this nbgrader run grades (--student narrows it),
         # cached in this process for the ones after this one.
@@ -93,18 +92,6 @@ class Judge(NbGraderPreprocessor):
             why = verdict(student, reference[grade_id])
             cell.outputs = self._outputs(cell, why, len(reference[grade_id].checks), flags.get(grade_id))
         return nb, resources
-
-    def _hidden_sections(self, info) -> dict:
-        with Gradebook(info["db_url"]) as gb:
-            notebook = gb.find_notebook(info["notebook"], info["assignment"])
-            sections = {}
-            for grade_cell in notebook.grade_cells:
-                if grade_cell.cell_type == "code":
-                    source = gb.find_source_cell(grade_cell.name, info["notebook"], info["assignment"]).source
-                    code = hidden_section(source)
-                    if code is not None:
-                        sections[grade_cell.name] = code
-            return sections
 
     @staticmethod
     def _outputs(cell, why, checks, flag) -> list:

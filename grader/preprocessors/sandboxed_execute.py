@@ -13,12 +13,11 @@ import sys
 
 import nbformat
 from jupyter_client.manager import AsyncKernelManager
-from nbgrader.api import Gradebook
 from nbgrader.preprocessors import Execute
 from traitlets import Integer
 
 from grader import sandbox
-from grader.probes import MAX_PROBE_BYTES, hidden_section, probe_source, student_seed
+from grader.probes import MAX_PROBE_BYTES, gradebook_hidden_sections, probe_source, student_seed
 
 
 def _size(content: dict) -> int:
@@ -56,19 +55,12 @@ class SandboxedExecute(Execute):
 
     def _probe_cells(self, info) -> list:
         cells = []
-        with Gradebook(info["db_url"]) as gb:
-            notebook = gb.find_notebook(info["notebook"], info["assignment"])
-            for grade_cell in sorted(notebook.grade_cells, key=lambda g: g.name):
-                if grade_cell.cell_type != "code":
-                    continue
-                source = gb.find_source_cell(grade_cell.name, info["notebook"], info["assignment"]).source
-                hidden = hidden_section(source)
-                if hidden is None:
-                    continue   # the Judge reports a test cell without hidden checks
-                seed = student_seed(info["assignment"], info["notebook"], info["student"], grade_cell.name)
-                cell = nbformat.v4.new_code_cell(probe_source(hidden, seed, grade_cell.name))
-                cell.metadata["probe_for"] = grade_cell.name
-                cells.append(cell)
+        hidden = gradebook_hidden_sections(info["db_url"], info["notebook"], info["assignment"])
+        for grade_id, code in sorted(hidden.items()):   # a test cell without one: the Judge reports it
+            seed = student_seed(info["assignment"], info["notebook"], info["student"], grade_id)
+            cell = nbformat.v4.new_code_cell(probe_source(code, seed, grade_id))
+            cell.metadata["probe_for"] = grade_id
+            cells.append(cell)
         return cells
 
     def output(self, outs, msg, display_id, cell_index):
