@@ -47,7 +47,7 @@ setup: $(STAMP)  ## create .venv and install the pinned packages (once)
 
 $(STAMP): requirements.lock pyproject.toml
 \t@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-\t$(PY) -m pip install --disable-pip-version-check -q -r requirements.lock
+\t$(PY) -m pip install --disable-pip-version-check -q --no-deps -r requirements.lock
 \t$(PY) -m pip install --disable-pip-version-check -q --no-deps -e .
 \t@touch $@
 
@@ -79,7 +79,7 @@ You need Python 3.10 or newer.
 - Without `make` (Windows PowerShell shown; on Linux/macOS use `.venv/bin/`):
 
       python -m venv .venv
-      .venv\\Scripts\\python -m pip install -r requirements.lock
+      .venv\\Scripts\\python -m pip install --no-deps -r requirements.lock
       .venv\\Scripts\\python -m pip install --no-deps -e .
       .venv\\Scripts\\jupyter lab notebooks
 

@@ -45,3 +45,12 @@ def run_nbgrader(*args, course: Path = REPO_ROOT, check: bool = True, env=None, 
         raise RuntimeError(f"nbgrader {' '.join(map(str, args))} failed ({proc.returncode}):\n"
                            f"{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
     return proc
+
+
+def nbgrader_python(script: str, *args, course: Path = REPO_ROOT, timeout=None):
+    """Run a Python script that drives nbgrader's API in `course` (as the formgrader does)."""
+    proc = subprocess.run([sys.executable, "-c", script, *map(str, args)], cwd=course, env=tool_env(),
+                          text=True, capture_output=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise RuntimeError(f"nbgrader script failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+    return proc

@@ -1,5 +1,7 @@
 """pyproject.toml, requirements.lock and environment.yml describe the same environment."""
 import re
+import subprocess
+import sys
 import tomllib
 
 from packaging.markers import Marker
@@ -61,3 +63,13 @@ def test_environment_yml_agrees_with_lock():
         assert name in conda, f"environment.yml lacks {req.name}"
         assert conda[name] == pins[name], f"environment.yml pins {name}=={conda[name]}, the lock has {pins[name]}"
     assert f"python={CONDA_PYTHON}" in (REPO_ROOT / "environment.yml").read_text()
+
+
+def test_lock_leaves_out_the_slow_optional_uri_parser():
+    """jsonschema imports rfc3987-syntax when it is installed, and that builds a parser at import:
+    2.4 s added to every nbgrader command and JupyterLab start. The lock installs with --no-deps
+    and leaves it out (see `make lock`)."""
+    assert "rfc3987-syntax==" not in (REPO_ROOT / "requirements.lock").read_text()
+    loaded = subprocess.run([sys.executable, "-c", "import sys, nbgrader.apps; print('rfc3987_syntax' in sys.modules)"],
+                            capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == "False", "rfc3987-syntax is installed: reinstall with `pip install --no-deps -r requirements.lock`"
