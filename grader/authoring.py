@@ -29,8 +29,11 @@ def md(text: str):
     return nbformat.v4.new_markdown_cell(_src(text))
 
 
-def code(text: str):
-    return nbformat.v4.new_code_cell(_src(text))
+def code(text: str, tags=()):
+    cell = nbformat.v4.new_code_cell(_src(text))
+    if tags:
+        cell.metadata["tags"] = list(tags)
+    return cell
 
 
 def solution(grade_id: str, text: str):

@@ -9,6 +9,11 @@ AUTOGRADE (that notebook -> scores in the gradebook, the graded notebook for fee
 The order matters where commented.
 """
 
+# Cells with this tag only demonstrate (a torchrun launch, DataLoader workers, a second model's
+# training): nothing graded uses what they compute, so grading skips them, in the student's kernel
+# and in the reference run alike. JupyterLab and nbval ignore the tag: students and CI run them.
+SKIP_WHEN_GRADING = "skip-when-grading"
+
 SANITIZE = [
     "nbgrader.preprocessors.ClearOutput",
     "grader.preprocessors.deduplicate_ids.DeduplicateIds",      # nbgrader's crashes on a copied test cell

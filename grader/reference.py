@@ -15,6 +15,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+from grader.pipeline import SKIP_WHEN_GRADING
 from grader.probes import ProbeError, probe_source, read_probe, student_seed
 
 _CACHE = {}   # (notebook path, its sha256, hidden sections) -> {student: {grade_id: record}}
@@ -54,6 +55,7 @@ def _run(solution: Path, assignment: str, notebook: str, hidden: dict, students:
         shutil.copytree(solution.parent, workdir, dirs_exist_ok=True,
                         ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints", "__pycache__"))
         NotebookClient(nb, timeout=timeout, allow_errors=True, kernel_name="python3",
+                       skip_cells_with_tag=SKIP_WHEN_GRADING,   # as in the student's kernel
                        resources={"metadata": {"path": workdir}}).execute()
     records = {s: {} for s in students}
     for cell in nb.cells[first_probe:]:

@@ -59,6 +59,8 @@ def test_every_path_is_configured_with_the_wall_and_the_judge():
 
 @pytest.fixture(scope="module")
 def tiny_course(tmp_path_factory):
+    """A course with the tiny assignment, a cheat and an honest student handed in; the cheat's
+    notebook is returned too, for the formgrader's test to hand in later."""
     course = copy_course(tmp_path_factory.mktemp("paths") / "course").resolve()
     name = add_tiny_assignment(course)
     cheat = release_copy(name, course)
@@ -66,10 +68,9 @@ def tiny_course(tmp_path_factory):
     for cell in cheat.cells:
         if cell.metadata.get("nbgrader", {}).get("grade_id") == "double":
             cell.source = CHEAT.format(absolute=absolute, name=name) + "\n" + cell.source
-    for student in ("cheat_cli", "cheat_formgrader"):
-        place_submission(course, student, name, cheat)
+    place_submission(course, "cheat_cli", name, cheat)
     place_submission(course, "honest", name, solution_copy(name, course))
-    return course, name
+    return course, name, cheat
 
 
 def _outputs(course: Path, student: str, name: str) -> str:
@@ -78,16 +79,18 @@ def _outputs(course: Path, student: str, name: str) -> str:
 
 
 def test_plain_nbgrader_autograde(tiny_course):
-    course, name = tiny_course
-    run_nbgrader("autograde", name, "--student", "cheat_cli", course=course)
-    run_nbgrader("autograde", name, "--student", "honest", course=course)
+    course, name, _ = tiny_course
+    run_nbgrader("autograde", name, course=course)   # both students, one nbgrader process
     assert "solutions read: []" in _outputs(course, "cheat_cli", name)
     assert all(score == 0 for score, _ in cell_scores(course, name, "cheat_cli").values())
     assert all(score == top for score, top in cell_scores(course, name, "honest").values())
+    honest = _outputs(course, "honest", name)
+    assert "not run while grading" in honest and "the demonstration ran" not in honest
 
 
 def test_formgrader_autograde_button(tiny_course):
-    course, name = tiny_course
+    course, name, cheat = tiny_course
+    place_submission(course, "cheat_formgrader", name, cheat)
     proc = subprocess.run([sys.executable, "-c", FORMGRADER, name, "cheat_formgrader"], cwd=course,
                           env=tool_env(), capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]

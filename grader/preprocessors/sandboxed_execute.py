@@ -7,6 +7,7 @@
 3. After the last cell, in the same kernel, one probe per test cell of the gradebook runs the
    cell's hidden section with the student's seed (grader/probes.py). The probe cells are removed
    again; their outputs go to resources["judge"]["probes"] for the Judge, as untrusted data.
+4. Cells tagged `skip-when-grading` (grader/pipeline.py) do not run; the graded notebook says so.
 """
 import json
 import sys
@@ -14,9 +15,10 @@ import sys
 import nbformat
 from jupyter_client.manager import AsyncKernelManager
 from nbgrader.preprocessors import Execute
-from traitlets import Integer
+from traitlets import Integer, Unicode
 
 from grader import sandbox
+from grader.pipeline import SKIP_WHEN_GRADING
 from grader.probes import MAX_PROBE_BYTES, gradebook_hidden_sections, probe_source, student_seed
 
 
@@ -27,6 +29,7 @@ def _size(content: dict) -> int:
 class SandboxedExecute(Execute):
     max_cell_output = Integer(100_000, help="bytes of output kept per cell").tag(config=True)
     max_notebook_output = Integer(2_000_000, help="bytes of output kept per notebook").tag(config=True)
+    skip_cells_with_tag = Unicode(SKIP_WHEN_GRADING).tag(config=True)
 
     def __init__(self, *args, **kwargs):
         if sandbox.enabled():
@@ -49,6 +52,11 @@ class SandboxedExecute(Execute):
         finally:
             ran = nb.cells[self._notebook_cells:]
             del nb.cells[self._notebook_cells:]
+        for cell in nb.cells:
+            if cell.cell_type == "code" and self.skip_cells_with_tag in cell.metadata.get("tags", []):
+                cell.outputs = [nbformat.v4.new_output(
+                    "stream", name="stdout", text="[not run while grading: a demonstration that no "
+                                                  "graded cell depends on]\n")]
         resources.setdefault("judge", {})["probes"] = {
             cell.metadata["probe_for"]: list(cell.get("outputs", [])) for cell in ran}
         return nb, resources

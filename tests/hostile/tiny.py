@@ -6,6 +6,7 @@ tests that grade many submissions use this one; tests/test_hostile.py uses chapt
 from pathlib import Path
 
 from grader.authoring import code, md, solution, tests, write_notebook
+from grader.pipeline import SKIP_WHEN_GRADING
 from grader.release import release
 
 NAME = "00_tiny"
@@ -33,6 +34,12 @@ def cells():
             {DOUBLE_HIDDEN}
             ### END HIDDEN TESTS
             """, points=2),
+        # A demonstration that grading skips, in the student's kernel and in the reference run:
+        # were it run on one side only, `double` would differ there and no answer could pass.
+        code("""
+            print("the demonstration ran")
+            double = lambda x: 3 * x
+            """, tags=[SKIP_WHEN_GRADING]),
         solution("answer", """
             ### BEGIN SOLUTION
             ANSWER = 42
