@@ -46,7 +46,8 @@ lab: setup  ## start JupyterLab on the course (nbgrader's assignment list and va
 # so that nbval compares against the outputs committed in solutions/.
 test: setup  ## run the whole suite: harness tests, end-to-end grading, nbval on solutions/
 	COURSE_QUICK=1 COURSE_OFFLINE=1 $(PY) -m pytest tests --durations=12
-	COURSE_QUICK=1 COURSE_OFFLINE=1 $(PY) -m pytest --nbval solutions --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 300 -p no:cacheprovider
+	COURSE_QUICK=1 COURSE_OFFLINE=1 $(PY) -m pytest --nbval solutions --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 300 -p no:cacheprovider \
+		-n $(JOBS) --dist loadfile   # one notebook per worker, its cells in order
 
 doctor: setup  ## check Python, torch, nbgrader, jupyterlab, CPU threads, CUDA and MPS
 	$(PY) -m torchcourse.doctor

@@ -1,9 +1,10 @@
 """Hostile and broken submissions: each gets the score it deserves and harms nobody else.
 
-The whole class (two honest students, every case of tests/hostile/cases.py, and one submission
-handed in five times) is handed in to one copy of the course and graded in ONE parallel run behind
-the wall (grader.autograde), with a 10 s cell timeout. Then each case's total is checked, whether
-it was flagged for manual grading, and everything the attacks aimed at.
+The whole class (two honest students of chapter 01, every case of tests/hostile/cases.py, most of
+them on the tiny assignment, and one submission handed in five times) is handed in to one copy of
+the course and graded in ONE parallel run behind the wall (grader.autograde), with a 10 s cell
+timeout. Then each case's total is checked, whether it was flagged for manual grading, and
+everything the attacks aimed at.
 """
 import hashlib
 import html
@@ -23,12 +24,13 @@ from grader.probes import hidden_section, without_hidden_section
 from grader.release import release
 from grader.submissions import (copy_course, place_submission, solution_copy, submission_path,
                                 with_answers)
-from hostile.cases import ASSIGNMENT, CASES, FULL, REPEATS, hand_in
+from hostile.cases import CASES, CHAPTER as ASSIGNMENT, FULL, REPEATS, TINY, case_of, hand_in
+from hostile.tiny import add_tiny_assignment
 
 HONEST = ("victim", "honest")
 FEEDBACK = "fb"   # the reference, but (3, 4, 5) as the broadcast shape: 9/10, for the feedback tests
 CELL_TIMEOUT = 10
-CPU_LIMIT = 60
+CPU_LIMIT = 30
 DISK_LIMIT_MB = 64
 
 
@@ -40,6 +42,7 @@ def _sha(path):
 def graded_class(tmp_path_factory):
     course = copy_course(tmp_path_factory.mktemp("hostile") / "course")
     release([ASSIGNMENT], course=course)
+    add_tiny_assignment(course)
     reference = solution_copy(ASSIGNMENT, course)
     place_submission(course, "victim", ASSIGNMENT, reference)
     place_submission(course, "honest", ASSIGNMENT, with_answers(reference, load_answers(ASSIGNMENT).ALTERNATIVE))
@@ -47,10 +50,10 @@ def graded_class(tmp_path_factory):
     for name in [*CASES, *REPEATS]:
         hand_in(course, name)
     before = {"victim": _sha(submission_path(course, "victim", ASSIGNMENT)),
-              "solutions": _sha(course / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")}
+              "solutions": [_sha(course / "solutions" / a / f"{a}.ipynb") for a in (ASSIGNMENT, TINY)]}
     start = time.perf_counter()
     with pytest.MonkeyPatch.context() as mp:
-        # a kernel gets CPU_LIMIT seconds of CPU (honest ones need about 10 s here)
+        # a kernel gets CPU_LIMIT seconds of CPU (honest chapter-01 ones need about 10 s here)
         mp.setenv("COURSE_SANDBOX_CPU", str(CPU_LIMIT))
         mp.setenv("COURSE_SANDBOX_DISK", str(DISK_LIMIT_MB * 1024**2))
         code = autograde_all(jobs=default_jobs(), course=course, progress=False, timeout=600,
@@ -58,33 +61,44 @@ def graded_class(tmp_path_factory):
     return course, code, before, time.perf_counter() - start
 
 
+def _assignment(student):
+    return case_of(student).assignment if student in CASES or student in REPEATS else ASSIGNMENT
+
+
 def _total(course, student):
-    score, max_score = total_score(course, ASSIGNMENT, student)
-    assert max_score == FULL, f"{student}: max score comes from the gradebook, not the notebook"
+    assignment = _assignment(student)
+    score, max_score = total_score(course, assignment, student)
+    assert max_score == FULL[assignment], f"{student}: max score comes from the gradebook, not the notebook"
     return score
+
+
+def _graded(course, student):
+    """The graded notebook of `student`, in autograded/."""
+    assignment = _assignment(student)
+    return course / "autograded" / student / assignment / f"{assignment}.ipynb"
 
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_hostile_case_score(graded_class, name):
     course, _, _, _ = graded_class
-    expected = CASES[name][1]
-    assert _total(course, name) == expected, cell_scores(course, ASSIGNMENT, name)
+    assert _total(course, name) == CASES[name].score, cell_scores(course, _assignment(name), name)
 
 
 def _flags(course, student) -> tuple:
     """(grade cells needing manual grading, the automatic comments that say why)."""
+    assignment = _assignment(student)
     with Gradebook(db_url(course)) as gb:
-        notebook = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student)
+        notebook = gb.find_submission_notebook(assignment, assignment, student)
         return ([g.name for g in notebook.grades if g.needs_manual_grade],
                 [c.auto_comment for c in notebook.comments if (c.auto_comment or "").startswith(PREFIX)])
 
 
-@pytest.mark.parametrize("name", [n for n, case in CASES.items() if case[2] is not None])
+@pytest.mark.parametrize("name", [n for n, case in CASES.items() if case.flagged is not None])
 def test_hostile_case_flagged_for_manual_grading(graded_class, name):
     """Code that reaches into the machinery is flagged, with the reason; honest code is not."""
     course, _, _, _ = graded_class
     flagged, reasons = _flags(course, name)
-    if CASES[name][2]:
+    if CASES[name].flagged:
         assert flagged and reasons, f"{name} was not flagged"
     else:
         assert not flagged and not reasons, f"{name} was flagged: {reasons}"
@@ -94,7 +108,7 @@ def test_the_same_submission_gets_the_same_score(graded_class):
     """Five students hand in one notebook whose loop is slow: graded in different batches while the
     machine is busy, each gets the same score (no check depends on time or load)."""
     course, _, _, _ = graded_class
-    assert {_total(course, name) for name in REPEATS} == {CASES["python_loop"][1]}
+    assert {_total(course, name) for name in REPEATS} == {CASES["python_loop"].score}
     # and regraded: the same student's seed, the same score
     before = cell_scores(course, ASSIGNMENT, REPEATS[0])
     assert autograde_all(jobs=1, course=course, progress=False, only=[(REPEATS[0], ASSIGNMENT)],
@@ -105,18 +119,17 @@ def test_the_same_submission_gets_the_same_score(graded_class):
 def test_honest_students_unharmed(graded_class):
     course, _, before, _ = graded_class
     for student in HONEST:
-        assert _total(course, student) == FULL
+        assert _total(course, student) == FULL[ASSIGNMENT]
     assert _sha(submission_path(course, "victim", ASSIGNMENT)) == before["victim"]
-    assert _sha(course / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb") == before["solutions"]
+    assert [_sha(course / "solutions" / a / f"{a}.ipynb") for a in (ASSIGNMENT, TINY)] == before["solutions"]
     assert not (course / "PWNED.txt").exists()
-    graded = course / "autograded" / "victim" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-    nbformat.read(graded, 4)   # still a notebook, not "PWNED"
+    nbformat.read(_graded(course, "victim"), 4)   # still a notebook, not "PWNED"
 
 
 def test_attacks_were_blocked_inside_the_kernel(graded_class):
     course, _, _, _ = graded_class
     def outputs(student):
-        nb = nbformat.read(course / "autograded" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
+        nb = nbformat.read(_graded(course, student), 4)
         return "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert "damage done: []" in outputs("vandal")
     assert "no solutions for me: FileNotFoundError" in outputs("reads_solutions")
@@ -127,13 +140,13 @@ def test_attacks_were_blocked_inside_the_kernel(graded_class):
 
 def test_nothing_but_the_graded_notebook_comes_back(graded_class):
     course, _, _, _ = graded_class
-    folder = course / "autograded" / "fills_disk" / ASSIGNMENT
-    assert sorted(p.name for p in folder.iterdir()) == [f"{ASSIGNMENT}.ipynb"]
+    graded = _graded(course, "fills_disk")
+    assert sorted(p.name for p in graded.parent.iterdir()) == [graded.name]
 
 
 def test_output_is_capped(graded_class):
     course, _, _, _ = graded_class
-    graded = course / "autograded" / "floods_output" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    graded = _graded(course, "floods_output")
     assert graded.stat().st_size < 3 * 1024**2
     assert "[output cut by the grader" in graded.read_text()
 
@@ -159,7 +172,7 @@ def test_hidden_checks_never_reach_the_notebook_or_feedback(graded_class):
     hidden = _hidden_lines() + ["hidden_checks"]
     assert len(hidden) > 20
     for student in ("prints_test_cells", "honest", FEEDBACK):
-        graded = (course / "autograded" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text()
+        graded = _graded(course, student).read_text()
         page = _feedback_text(course, student)
         leaked = [h for h in hidden if h in graded or h in page]
         assert not leaked, f"{student}: {leaked[:3]}"
@@ -180,7 +193,7 @@ def test_dead_kernels_end_grading_of_that_notebook_only(graded_class):
     log), quickly, and the other students are graded as usual."""
     course, _, _, _ = graded_class
     for name in ("os_exit", "stubborn_loop"):
-        assert not (course / "autograded" / name / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").exists()
+        assert not _graded(course, name).exists()
         assert _total(course, name) == 0
     # (that the CPU limit, not a wall-clock backstop, stops it: test_sandbox.py::test_cpu_limit_*)
 

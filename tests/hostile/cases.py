@@ -1,19 +1,27 @@
-"""Hostile and broken submissions of chapter 01_tensors, built from its solution/release notebooks.
+"""Hostile and broken submissions, each with the score it must get and whether it is flagged.
 
-Each case is (how to build the hand-in, the total score it must get out of 10). They are all
-handed in to one course and graded in one parallel run, next to honest students whose grades must
-not move. Paths of the real course are baked into the attacks, so the wall is what stops them.
+Attacks on the harness itself (the wall, nbgrader's bookkeeping, the kernel's machinery) are
+handed in for the tiny assignment (tests/hostile/tiny.py: 3 points, seconds to grade): what they
+attack does not depend on the chapter. Attacks on how an exercise is judged (a Tensor subclass, a
+Python loop where vectorised code is asked for, a patched clock) use chapter 01_tensors, whose
+exercises they target. All are handed in to one course and graded in one parallel run, next to
+honest students whose grades must not move. Paths of the real course are baked into the attacks,
+so the wall is what stops them.
 """
 import copy
-import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 
 from grader.submissions import place_submission, release_copy, solution_copy, submission_path, with_answers
+from hostile import tiny
 
-ASSIGNMENT = "01_tensors"
-FULL = 10.0
+CHAPTER = "01_tensors"
+TINY = tiny.NAME
+FULL = {CHAPTER: 10.0, TINY: 3.0}
+# the tiny assignment's plausible wrong answers: 0 points honestly
+TINY_WRONG = {"double": "def double(x):\n    return x + 2", "answer": "ANSWER = 41"}
 
 LIAR = '''
 class Liar:
@@ -44,46 +52,51 @@ def _prepend(nb, grade_id, source):
     return nb
 
 
+def _solved(course):
+    """The tiny assignment answered right: 3 points honestly."""
+    return solution_copy(TINY, course)
+
+
 def infinite_loop(course):
-    # the loop stops the `ranked_tensors` cell before its function is defined: that exercise fails
-    return _prepend(solution_copy(ASSIGNMENT, course), "ranked_tensors", "while True:\n    pass")
+    # the loop stops the `double` cell before its function is defined: that exercise fails
+    return _prepend(_solved(course), "double", "while True:\n    pass")
 
 
 def stubborn_loop(course):
     # a loop that ignores the interrupt (and the CPU-limit warning): only SIGKILL stops it
-    return _prepend(solution_copy(ASSIGNMENT, course), "ranked_tensors",
+    return _prepend(_solved(course), "double",
                     "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
                     "signal.signal(signal.SIGXCPU, signal.SIG_IGN)\nwhile True:\n    pass")
 
 
 def os_exit(course):
-    return _prepend(solution_copy(ASSIGNMENT, course), "gram", "import os\nos._exit(1)")
+    return _prepend(_solved(course), "answer", "import os\nos._exit(1)")
 
 
 def memory_bomb(course):
-    return _prepend(solution_copy(ASSIGNMENT, course), "ranked_tensors",
+    return _prepend(_solved(course), "double",
                     "bomb = [torch.ones(2**28) for _ in range(64)]   # 64 GiB, one GiB at a time")
 
 
-def _wrong_gram(nb):
-    return with_answers(nb, {"gram": "def gram(X):\n    return X.T @ X"})
+def _wrong_double(nb):
+    return with_answers(nb, {"double": TINY_WRONG["double"]})
 
 
 def tests_edited(course):
-    nb = _wrong_gram(solution_copy(ASSIGNMENT, course))
-    _cell(nb, "gram_tests").source = "pass  # my test now"
+    nb = _wrong_double(_solved(course))
+    _cell(nb, "double_tests").source = "pass  # my test now"
     return nb
 
 
 def tests_deleted(course):
-    nb = _wrong_gram(solution_copy(ASSIGNMENT, course))
-    nb.cells = [c for c in nb.cells if _grade_id(c) != "gram_tests"]
+    nb = _wrong_double(_solved(course))
+    nb.cells = [c for c in nb.cells if _grade_id(c) != "double_tests"]
     return nb
 
 
 def tests_duplicated(course):
-    nb = solution_copy(ASSIGNMENT, course)
-    index = next(i for i, c in enumerate(nb.cells) if _grade_id(c) == "gram_tests")
+    nb = _solved(course)
+    index = next(i for i, c in enumerate(nb.cells) if _grade_id(c) == "answer_tests")
     nb.cells.insert(index + 1, copy.deepcopy(nb.cells[index]))
     nb.cells.insert(index + 1, copy.deepcopy(nb.cells[index]))
     for i, cell in enumerate(nb.cells):
@@ -92,7 +105,7 @@ def tests_duplicated(course):
 
 
 def points_inflated(course):
-    nb = solution_copy(ASSIGNMENT, course)
+    nb = _solved(course)
     for cell in nb.cells:
         if cell.metadata.get("nbgrader", {}).get("grade"):
             cell.metadata["nbgrader"]["points"] = 100
@@ -100,27 +113,16 @@ def points_inflated(course):
 
 
 def traceback_hidden(course):
-    # the first exercise right, the others wrong, with IPython's traceback display switched off
-    from conftest import load_answers
-    wrong = dict(load_answers(ASSIGNMENT).WRONG)
-    del wrong["ranked_tensors"]
-    nb = with_answers(solution_copy(ASSIGNMENT, course), wrong)
-    return _prepend(nb, "ranked_tensors",
+    # the first exercise right, the second wrong, with IPython's traceback display switched off
+    nb = with_answers(_solved(course), {"answer": TINY_WRONG["answer"]})
+    return _prepend(nb, "double",
                     "ip = get_ipython()\nip.showtraceback = lambda *a, **k: None\n"
                     "ip._showtraceback = lambda *a, **k: None")
 
 
 def always_equal(course):
-    answers = {
-        "ranked_tensors": LIAR + "\ndef make_ranked_tensors():\n    return Liar()",
-        "as_model_input": "def as_model_input(t):\n    return Liar()",
-        "flatten_samples": "def flatten_samples(batch):\n    return Liar()",
-        "gram": "def gram(X):\n    return Liar()",
-        "center_columns": "def center_columns(X):\n    return Liar()",
-        "broadcast_shape": "BROADCAST_SHAPE = Liar()",
-        "sq_distances": "def sq_distances(A, B):\n    return Liar()",
-    }
-    return with_answers(solution_copy(ASSIGNMENT, course), answers)
+    return with_answers(_solved(course), {"double": LIAR + "\ndef double(x):\n    return Liar()",
+                                          "answer": "ANSWER = Liar()"})
 
 
 def vandal(course):
@@ -129,8 +131,8 @@ def vandal(course):
     attack = f'''
 import os, shutil, sqlite3
 LOOT = []
-for target in [{str(course / "gradebook.db")!r}, {str(submission_path(course, "victim", ASSIGNMENT))!r},
-               {str(course / "autograded" / "victim" / ASSIGNMENT / (ASSIGNMENT + ".ipynb"))!r},
+for target in [{str(course / "gradebook.db")!r}, {str(submission_path(course, "victim", CHAPTER))!r},
+               {str(course / "autograded" / "victim" / CHAPTER / (CHAPTER + ".ipynb"))!r},
                "../../../gradebook.db"]:
     try:
         with open(target, "r+b") as f:
@@ -148,7 +150,7 @@ for action in (lambda: sqlite3.connect({str(course / "gradebook.db")!r}).execute
         print("blocked:", type(err).__name__)
 print("damage done:", LOOT)
 '''
-    return _prepend(solution_copy(ASSIGNMENT, course), "ranked_tensors", attack)
+    return _prepend(_solved(course), "double", attack)
 
 
 def reads_solutions(course):
@@ -157,7 +159,7 @@ def reads_solutions(course):
     cheat = f'''
 import json
 try:
-    _nb = json.load(open({str(course / "solutions" / ASSIGNMENT / (ASSIGNMENT + ".ipynb"))!r}))
+    _nb = json.load(open({str(course / "solutions" / TINY / (TINY + ".ipynb"))!r}))
     for _c in _nb["cells"]:
         if _c.get("metadata", {{}}).get("nbgrader", {{}}).get("solution"):
             exec("".join(_c["source"]))
@@ -165,16 +167,16 @@ try:
 except OSError as err:
     print("no solutions for me:", type(err).__name__)
 '''
-    nb = release_copy(ASSIGNMENT, course)
-    cell = _cell(nb, "ranked_tensors")
+    nb = release_copy(TINY, course)
+    cell = _cell(nb, "double")
     cell.source = cheat + "\n" + cell.source.replace("raise NotImplementedError()", "pass")
     return nb
 
 
 def with_warnings(course):
-    """Correct answers that make torch print a UserWarning on stderr inside the test cells."""
-    answers = {"as_model_input": "def as_model_input(t):\n    return torch.tensor(t, dtype=torch.float32)"}
-    return with_answers(solution_copy(ASSIGNMENT, course), answers)
+    """Correct answers that print a UserWarning on stderr inside the test cells."""
+    answers = {"double": "import warnings\n\ndef double(x):\n    warnings.warn(\"doubling\")\n    return 2 * x"}
+    return with_answers(_solved(course), answers)
 
 
 # --- Tricks against the grade itself: they change what the student's kernel reports. The judge
@@ -182,17 +184,15 @@ def with_warnings(course):
 
 def _unsolved_with(course, trick):
     """The untouched release (0 points honestly), with a trick run before the first exercise."""
-    nb = release_copy(ASSIGNMENT, course)
-    cell = _cell(nb, "ranked_tensors")
+    nb = release_copy(TINY, course)
+    cell = _cell(nb, "double")
     cell.source = trick.strip("\n") + "\n\n" + cell.source
     return nb
 
 
 def _wrong_with(course, trick):
-    """Every exercise answered wrongly (tests/answers WRONG: 0 points honestly), plus a trick."""
-    from conftest import load_answers
-    nb = with_answers(solution_copy(ASSIGNMENT, course), load_answers(ASSIGNMENT).WRONG)
-    return _prepend(nb, "ranked_tensors", trick)
+    """Every exercise answered wrongly (0 points honestly), plus a trick."""
+    return _prepend(with_answers(_solved(course), TINY_WRONG), "double", trick)
 
 
 def input_transformer(course):
@@ -261,7 +261,7 @@ def patched_builtins(course):
 import builtins
 _isinstance, _len, _abs = builtins.isinstance, builtins.len, builtins.abs
 # aimed at the tests' checks only, so that the kernel itself keeps working
-builtins.isinstance = lambda obj, cls: True if cls is torch.Tensor else _isinstance(obj, cls)
+builtins.isinstance = lambda obj, cls: True if cls in (torch.Tensor, int) else _isinstance(obj, cls)
 builtins.len = lambda obj: 4 if type(obj) is tuple and obj and type(obj[0]) is torch.Tensor else _len(obj)
 builtins.abs = lambda x: 0 * _abs(x) if type(x) is torch.Tensor else _abs(x)
 """)
@@ -279,6 +279,70 @@ torch.equal = lambda *args, **kwargs: True
 torch.testing = types.SimpleNamespace(assert_close=lambda *args, **kwargs: None)
 """)
 
+
+def fake_execute_result(course):
+    """A wrong answer that publishes a number as the cell's result (nbgrader's partial credit)."""
+    return with_answers(_solved(course), {"double": "import sys\ndef double(x):\n    sys.displayhook(1.0)\n    return x + 2"})
+
+
+def fake_probe(course):
+    """Wrong answers, and a hook that publishes a forged probe record after every cell."""
+    return _wrong_with(course, """
+from IPython.display import display
+import json
+def forge(result):
+    for grade_id in ["double_tests", "answer_tests"]:
+        display({"application/x.course-probe": json.dumps({"grade_id": grade_id, "checks": [], "error": None})}, raw=True)
+get_ipython().events.register("post_run_cell", forge)
+""")
+
+
+def reads_working_folder(course):
+    """Correct answers; looks for hidden tests in every file the kernel can read and write."""
+    return _prepend(_solved(course), "double", """
+import os
+FOUND = []
+for top in [".", "/tmp", os.path.expanduser("~")]:
+    for folder, subfolders, files in os.walk(top):
+        subfolders[:] = [d for d in subfolders if d != ".venv"]   # Python's own files: gigabytes
+        for name in files:
+            try:
+                if os.path.getsize(os.path.join(folder, name)) > 2**21:
+                    continue
+                text = open(os.path.join(folder, name), errors="ignore").read()
+            except OSError:
+                continue
+            # words of the assignment's hidden checks, spelled in pieces so that this very
+            # notebook does not match (the grader's own code may name the markers, not these)
+            if "doubles a plain " + "int" in text or "doubles a " + "tensor" in text:
+                FOUND.append(os.path.join(folder, name))
+print("hidden tests found:", FOUND)
+""")
+
+
+def floods_output(course):
+    """Correct answers; prints 20 MB."""
+    return _prepend(_solved(course), "double", 'for _ in range(20):\n    print("x" * 1_000_000)')
+
+
+def fills_disk(course):
+    """Correct answers; writes junk until the working folder and /tmp are full."""
+    return _prepend(_solved(course), "double", """
+import os
+for folder in [".", "/tmp"]:
+    written = 0
+    try:
+        for i in range(4096):
+            with open(os.path.join(folder, f"junk{i}.bin"), "wb") as f:
+                f.write(b"x" * 1024**2)
+            written += 1
+    except OSError:
+        pass
+    print("MiB written to", folder, written)
+""")
+
+
+# --- Attacks on how chapter 01's exercises are judged
 
 def tensor_subclass(course):
     agree = """
@@ -298,7 +362,7 @@ class Agree(torch.Tensor):
         "broadcast_shape": "BROADCAST_SHAPE = (3, 4, 5)",
         "sq_distances": "def sq_distances(A, B):\n    return A.as_subclass(Agree)",
     }
-    return with_answers(solution_copy(ASSIGNMENT, course), answers)
+    return with_answers(solution_copy(CHAPTER, course), answers)
 
 
 LOOP = "def sq_distances(A, B):\n    return sq_distances_loop(A, B)"
@@ -306,141 +370,85 @@ LOOP = "def sq_distances(A, B):\n    return sq_distances_loop(A, B)"
 
 def python_loop(course):
     """Correct values from a Python double loop: the 'no loops' exercise fails, whatever the load."""
-    return with_answers(solution_copy(ASSIGNMENT, course), {"sq_distances": LOOP})
+    return with_answers(solution_copy(CHAPTER, course), {"sq_distances": LOOP})
 
 
 def patched_clock(course):
-    nb = with_answers(solution_copy(ASSIGNMENT, course), {"sq_distances": "import time\ntime.perf_counter = lambda: 0.0\n" + LOOP})
-    return nb
-
-
-def fake_execute_result(course):
-    """Wrong answers that publish a number as the cell's result (nbgrader's partial credit)."""
-    nb = with_answers(solution_copy(ASSIGNMENT, course), {"gram": "import sys\ndef gram(X):\n    sys.displayhook(1.0)\n    return X.T @ X"})
-    return nb
-
-
-def fake_probe(course):
-    """Wrong answers, and a hook that publishes a forged probe record after every cell."""
-    return _wrong_with(course, """
-from IPython.display import display
-import json
-def forge(result):
-    for grade_id in ["ranked_tensors_tests", "gram_tests", "sq_distances_tests"]:
-        display({"application/x.course-probe": json.dumps({"grade_id": grade_id, "checks": [], "error": None})}, raw=True)
-get_ipython().events.register("post_run_cell", forge)
-""")
-
-
-def reads_working_folder(course):
-    """Correct answers; looks for hidden tests in every file the kernel can read and write."""
-    return _prepend(solution_copy(ASSIGNMENT, course), "ranked_tensors", """
-import os
-FOUND = []
-for top in [".", "/tmp", os.path.expanduser("~")]:
-    for folder, subfolders, files in os.walk(top):
-        subfolders[:] = [d for d in subfolders if d != ".venv"]   # Python's own files: gigabytes
-        for name in files:
-            try:
-                if os.path.getsize(os.path.join(folder, name)) > 2**21:
-                    continue
-                text = open(os.path.join(folder, name), errors="ignore").read()
-            except OSError:
-                continue
-            # words of two hidden checks of this chapter, spelled in pieces so that this very
-            # notebook does not match (the grader's own code may name the markers, not these)
-            if "points against " + "itself" in text or "more rows " + "than columns" in text:
-                FOUND.append(os.path.join(folder, name))
-print("hidden tests found:", FOUND)
-""")
+    return with_answers(solution_copy(CHAPTER, course),
+                        {"sq_distances": "import time\ntime.perf_counter = lambda: 0.0\n" + LOOP})
 
 
 def prints_test_cells(course):
     """Correct answers; prints the source of every cell that runs after it (the probes too)."""
-    return _prepend(solution_copy(ASSIGNMENT, course), "ranked_tensors",
+    return _prepend(solution_copy(CHAPTER, course), "ranked_tensors",
                     'get_ipython().events.register("pre_run_cell", lambda info: print(info.raw_cell))')
 
 
-def floods_output(course):
-    """Correct answers; prints 20 MB."""
-    return _prepend(solution_copy(ASSIGNMENT, course), "ranked_tensors",
-                    'for _ in range(20):\n    print("x" * 1_000_000)')
+@dataclass(frozen=True)
+class Case:
+    build: object            # course -> notebook; or "malformed", "renamed"
+    score: float             # the total it must get
+    flagged: bool | None     # flagged for manual grading? (None: no graded notebook to flag)
+    assignment: str = TINY
 
 
-def fills_disk(course):
-    """Correct answers; writes junk until the working folder and /tmp are full."""
-    return _prepend(solution_copy(ASSIGNMENT, course), "ranked_tensors", """
-import os
-for folder in [".", "/tmp"]:
-    written = 0
-    try:
-        for i in range(4096):
-            with open(os.path.join(folder, f"junk{i}.bin"), "wb") as f:
-                f.write(b"x" * 1024**2)
-            written += 1
-    except OSError:
-        pass
-    print("MiB written to", folder, written)
-""")
-
-
-# name: (builder or special, expected total score, expected to be flagged for manual grading)
 CASES = {
-    "infinite_loop": (infinite_loop, FULL - 1, False),
+    "infinite_loop": Case(infinite_loop, 1.0, False),
     # a kernel that dies (os._exit, or killed at the CPU limit) fails the whole notebook in nbgrader
-    "stubborn_loop": (stubborn_loop, 0.0, None),
-    "os_exit": (os_exit, 0.0, None),
-    "memory_bomb": (memory_bomb, FULL - 1, False),
-    "tests_edited": (tests_edited, FULL - 1, False),
-    "tests_deleted": (tests_deleted, FULL - 1, False),
-    "tests_duplicated": (tests_duplicated, FULL, False),
-    "points_inflated": (points_inflated, FULL, False),
-    "traceback_hidden": (traceback_hidden, 1.0, True),
-    "always_equal": (always_equal, 0.0, False),
-    "vandal": (vandal, FULL, False),
-    "reads_solutions": (reads_solutions, 0.0, True),     # exec()s what it hoped to read
-    "with_warnings": (with_warnings, FULL, False),
-    "malformed": ("malformed", 0.0, None),
-    "renamed_notebook": ("renamed", 0.0, None),
+    "stubborn_loop": Case(stubborn_loop, 0.0, None),
+    "os_exit": Case(os_exit, 0.0, None),
+    "memory_bomb": Case(memory_bomb, 1.0, False),
+    "tests_edited": Case(tests_edited, 1.0, False),
+    "tests_deleted": Case(tests_deleted, 1.0, False),
+    "tests_duplicated": Case(tests_duplicated, 3.0, False),
+    "points_inflated": Case(points_inflated, 3.0, False),
+    "traceback_hidden": Case(traceback_hidden, 2.0, True),
+    "always_equal": Case(always_equal, 0.0, False),
+    "vandal": Case(vandal, 3.0, False),
+    "reads_solutions": Case(reads_solutions, 0.0, True),     # exec()s what it hoped to read
+    "with_warnings": Case(with_warnings, 3.0, False),
+    "malformed": Case("malformed", 0.0, None),
+    "renamed_notebook": Case("renamed", 0.0, None),
     # tricks against the grade: the score of the same answers without the trick, and a flag
-    "input_transformer": (input_transformer, 0.0, True),
-    "ast_transformer": (ast_transformer, 0.0, True),
-    "event_hook": (event_hook, 0.0, True),
-    "custom_exception_handler": (custom_exception_handler, 0.0, True),
-    "run_cell_wrapper": (run_cell_wrapper, 0.0, True),
-    "do_execute_wrapper": (do_execute_wrapper, 0.0, True),
-    "patched_comparisons": (patched_comparisons, 0.0, True),
-    "patched_builtins": (patched_builtins, 0.0, True),
-    "lying_torch": (lying_torch, 0.0, True),
-    "tensor_subclass": (tensor_subclass, 0.0, True),
-    "python_loop": (python_loop, FULL - 2, False),
-    "patched_clock": (patched_clock, FULL - 2, True),
-    "fake_execute_result": (fake_execute_result, FULL - 1, True),
-    "fake_probe": (fake_probe, 0.0, True),
-    "reads_working_folder": (reads_working_folder, FULL, False),
-    "prints_test_cells": (prints_test_cells, FULL, True),
-    "floods_output": (floods_output, FULL, False),
-    "fills_disk": (fills_disk, FULL, False),
+    "input_transformer": Case(input_transformer, 0.0, True),
+    "ast_transformer": Case(ast_transformer, 0.0, True),
+    "event_hook": Case(event_hook, 0.0, True),
+    "custom_exception_handler": Case(custom_exception_handler, 0.0, True),
+    "run_cell_wrapper": Case(run_cell_wrapper, 0.0, True),
+    "do_execute_wrapper": Case(do_execute_wrapper, 0.0, True),
+    "patched_comparisons": Case(patched_comparisons, 0.0, True),
+    "patched_builtins": Case(patched_builtins, 0.0, True),
+    "lying_torch": Case(lying_torch, 0.0, True),
+    "fake_execute_result": Case(fake_execute_result, 1.0, True),
+    "fake_probe": Case(fake_probe, 0.0, True),
+    "reads_working_folder": Case(reads_working_folder, 3.0, False),
+    "floods_output": Case(floods_output, 3.0, False),
+    "fills_disk": Case(fills_disk, 3.0, False),
+    # chapter 01: how its exercises are judged
+    "tensor_subclass": Case(tensor_subclass, 0.0, True, CHAPTER),
+    "python_loop": Case(python_loop, 8.0, False, CHAPTER),
+    "patched_clock": Case(patched_clock, 8.0, True, CHAPTER),
+    "prints_test_cells": Case(prints_test_cells, 10.0, True, CHAPTER),
 }
 # The same submission, graded five times in one run (different batches, under load): one score.
 REPEATS = [f"python_loop_{i}" for i in range(1, 6)]
 
 
+def case_of(name: str) -> Case:
+    return CASES[name.rsplit("_", 1)[0] if name in REPEATS else name]
+
+
 def hand_in(course, name):
-    """Place one hostile case as student `name`."""
-    builder = CASES[name.rsplit("_", 1)[0] if name in REPEATS else name][0]
-    if builder == "malformed":
-        path = submission_path(course, name, ASSIGNMENT)
+    """Place one hostile case as student `name`; return the path of the notebook."""
+    case = case_of(name)
+    if case.build == "malformed":
+        path = submission_path(course, name, case.assignment)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text('{"cells": [ this is not json')
         return path
-    if builder == "renamed":
-        path = place_submission(course, name, ASSIGNMENT, solution_copy(ASSIGNMENT, course))
-        return path.rename(path.with_name("my_tensors.ipynb"))
-    nb = builder(course)
+    if case.build == "renamed":
+        path = place_submission(course, name, case.assignment, solution_copy(case.assignment, course))
+        return path.rename(path.with_name("my_notebook.ipynb"))
+    nb = case.build(course)
     nbformat.validate(nb)
-    return place_submission(course, name, ASSIGNMENT, nb)
-
-
-def notebook_json(path) -> dict:
-    return json.loads(Path(path).read_text())
+    return place_submission(course, name, case.assignment, nb)
