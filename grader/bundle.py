@@ -21,7 +21,7 @@ import nbformat
 
 from grader.course import REPO_ROOT, RELEASE
 
-SELF_CHECK_MODULES = ["__init__.py", "__main__.py", "cli.py", "selfcheck.py"]
+SELF_CHECK_MODULES = ["__init__.py", "__main__.py", "cli.py", "pipeline.py", "selfcheck.py"]
 ENVIRONMENT_FILES = ["pyproject.toml", "requirements.lock", "environment.yml"]
 FORBIDDEN_MARKERS = ["### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"]
 MARKER = ".student-bundle"

@@ -7,7 +7,9 @@ import nbformat
 from conftest import load_answers
 from grader import selfcheck
 from grader.course import REPO_ROOT, release_notebook, source_notebook
+from grader.authoring import write_notebook
 from grader.submissions import with_answers
+from hostile import tiny
 
 CHAPTER = "01_tensors"
 
@@ -48,10 +50,17 @@ def test_the_check_cell_is_not_run_again():
 
 
 def test_command_line_exit_codes(tmp_path):
+    """0 when every visible test passes, 1 when one fails, 2 for no notebook (on the tiny
+    assignment: what the command does does not depend on the chapter, and it runs in seconds)."""
     run = lambda nb: subprocess.run([sys.executable, "-m", "grader", "check", str(nb)], cwd=REPO_ROOT,
                                     capture_output=True, text=True)
-    assert run(source_notebook(CHAPTER)).returncode == 0
-    assert run(release_notebook(CHAPTER)).returncode == 1
+    solved = tmp_path / "solved" / f"{tiny.NAME}.ipynb"
+    write_notebook(tiny.cells(), solved)
+    unsolved = tmp_path / f"{tiny.NAME}.ipynb"
+    nbformat.write(with_answers(nbformat.read(solved, as_version=4), {"answer": "ANSWER = 41.5"}), unsolved)
+    assert run(solved).returncode == 0
+    failed = run(unsolved)
+    assert failed.returncode == 1 and "ANSWER is an int" in failed.stdout
     missing = run(tmp_path / "nope.ipynb")
     assert missing.returncode == 2 and "not found" in missing.stderr
     broken = tmp_path / "broken.ipynb"
