@@ -12,6 +12,7 @@ if the hidden tests pass too: a pass here is necessary, not sufficient.
 import os
 import re
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,12 +63,18 @@ def run_checks(path, timeout: int = 120) -> list:
     from nbclient import NotebookClient
     path = Path(path)
     nb = prepare(nbformat.read(path, as_version=4))
+    from jupyter_client.manager import KernelManager
+
     from grader.pipeline import SKIP_WHEN_GRADING
-    # demonstrations that no test depends on are skipped, as when grading (a torchrun launch...)
-    client = NotebookClient(nb, timeout=timeout, allow_errors=True, kernel_name="python3",
-                            skip_cells_with_tag=SKIP_WHEN_GRADING,
-                            resources={"metadata": {"path": str(path.parent.resolve())}})
-    client.execute()
+    with tempfile.TemporaryDirectory(prefix="selfcheck-") as sockets:
+        # Unix sockets rather than TCP: no network port, and none of ipykernel's warning about
+        # unencrypted TCP in the student's cell
+        kernel = KernelManager(kernel_name="python3", transport="ipc", ip=os.path.join(sockets, "k"))
+        # demonstrations that no test depends on are skipped, as when grading (a torchrun launch...)
+        client = NotebookClient(nb, km=kernel, timeout=timeout, allow_errors=True,
+                                skip_cells_with_tag=SKIP_WHEN_GRADING,
+                                resources={"metadata": {"path": str(path.parent.resolve())}})
+        client.execute()
     results = []
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
@@ -92,7 +99,14 @@ def format_table(results) -> str:
     return "\n".join(lines)
 
 
-def check_notebook(path, timeout: int = 120) -> list:
+def check_notebook(path, timeout: int = 120) -> None:
+    """The chapters' last cell: run the visible tests of the saved notebook and print the table.
+
+    Returns nothing, so that Jupyter shows the table and no list after it (`report` returns it)."""
+    report(path, timeout)
+
+
+def report(path, timeout: int = 120) -> list:
     """Run the visible tests of a saved notebook and print the table; return the results."""
     if os.environ.get("NBGRADER_EXECUTION"):
         # nbgrader is executing this notebook (autograde, validate): grading is the check
@@ -109,7 +123,7 @@ def check_notebook(path, timeout: int = 120) -> list:
 def main(path) -> int:
     import nbformat
     try:
-        results = check_notebook(path)
+        results = report(path)
     except (FileNotFoundError, nbformat.reader.NotJSONError) as err:
         print(f"cannot check {path}: {err}", file=sys.stderr)
         return 2

@@ -15,7 +15,7 @@ CHAPTER = "01_tensors"
 
 
 def test_untouched_release_fails_every_exercise_and_says_why(capsys):
-    results = selfcheck.check_notebook(release_notebook(CHAPTER))
+    results = selfcheck.report(release_notebook(CHAPTER))
     table = capsys.readouterr().out
     assert results and not any(r.passed for r in results)
     assert "not attempted yet" in table and "0/10 points" in table
@@ -71,5 +71,20 @@ def test_command_line_exit_codes(tmp_path):
 def test_does_nothing_while_nbgrader_runs_the_notebook(monkeypatch, capsys):
     """During autograde the last cell must not execute the whole notebook a second time."""
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
-    assert selfcheck.check_notebook("does-not-matter.ipynb") == []
+    assert selfcheck.report("does-not-matter.ipynb") == []
     assert "skipped" in capsys.readouterr().out
+
+
+def test_the_check_cell_shows_the_table_only(tmp_path):
+    """Run as JupyterLab runs it, the last cell prints the table: no warning on stderr (the
+    checking kernel talks over Unix sockets, not TCP), and no list echoed after the table."""
+    from nbclient import NotebookClient
+    path = tmp_path / f"{tiny.NAME}.ipynb"
+    nb = nbformat.v4.new_notebook(cells=[*tiny.cells(), nbformat.v4.new_code_cell(
+        f'from grader.selfcheck import check_notebook\ncheck_notebook("{path.name}")')])
+    nbformat.write(nb, path)
+    NotebookClient(nb, timeout=120, kernel_name="python3",
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    outputs = nb.cells[-1].outputs
+    assert [(o.output_type, o.get("name")) for o in outputs] == [("stream", "stdout")], outputs
+    assert "visible tests: 2/2 passed" in outputs[0].text and "WARNING" not in outputs[0].text
