@@ -1,6 +1,5 @@
 """`python -m grader <verb>`: what the Makefile's instructor and student verbs call."""
 import argparse
-import sys
 
 
 def _release(args):

@@ -36,21 +36,34 @@ def tool_env(extra=None) -> dict:
     return env
 
 
+def _run_in_course(cmd: list, what: str, course: Path, check: bool, env, timeout):
+    proc = subprocess.run(cmd, cwd=course, env=tool_env(env), text=True, capture_output=True,
+                          timeout=timeout)
+    if check and proc.returncode != 0:
+        raise RuntimeError(f"{what} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+    return proc
+
+
 def run_nbgrader(*args, course: Path = REPO_ROOT, check: bool = True, env=None, timeout=None):
     """Run one nbgrader command in `course` and return the CompletedProcess (output captured)."""
-    full_env = tool_env(env)
-    proc = subprocess.run(nbgrader_cmd(*args), cwd=course, env=full_env, text=True,
-                          capture_output=True, timeout=timeout)
-    if check and proc.returncode != 0:
-        raise RuntimeError(f"nbgrader {' '.join(map(str, args))} failed ({proc.returncode}):\n"
-                           f"{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
-    return proc
+    return _run_in_course(nbgrader_cmd(*args), f"nbgrader {' '.join(map(str, args))}", course,
+                          check, env, timeout)
 
 
-def nbgrader_python(script: str, *args, course: Path = REPO_ROOT, timeout=None):
-    """Run a Python script that drives nbgrader's API in `course` (as the formgrader does)."""
-    proc = subprocess.run([sys.executable, "-c", script, *map(str, args)], cwd=course, env=tool_env(),
-                          text=True, capture_output=True, timeout=timeout)
-    if proc.returncode != 0:
-        raise RuntimeError(f"nbgrader script failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
-    return proc
+# nbgrader's API, built as the formgrader builds it (nbgrader/server_extensions/formgrader/base.py):
+# the course's nbgrader_config.py loaded, so the API grades through the course's pipeline.
+_API = """
+from nbgrader.apps import NbGrader
+from nbgrader.apps.api import NbGraderAPI
+from nbgrader.coursedir import CourseDirectory
+app = NbGrader()
+app.load_config_file()
+api = NbGraderAPI(CourseDirectory(parent=app), parent=app)
+"""
+
+
+def nbgrader_api(script: str, *args, course: Path = REPO_ROOT, check: bool = True, timeout=None):
+    """Run `script` in a fresh Python process in `course`, with `api` (nbgrader's NbGraderAPI, as
+    the formgrader has it) and `sys` defined; `args` are its sys.argv[1:]."""
+    return _run_in_course([sys.executable, "-c", "import sys\n" + _API + script, *map(str, args)],
+                          "a script on nbgrader's API", course, check, None, timeout)

@@ -60,12 +60,12 @@ def _failure(cell) -> str:
 
 def run_checks(path, timeout: int = 120) -> list:
     import nbformat
-    from nbclient import NotebookClient
-    path = Path(path)
-    nb = prepare(nbformat.read(path, as_version=4))
     from jupyter_client.manager import KernelManager
+    from nbclient import NotebookClient
 
     from grader.pipeline import SKIP_WHEN_GRADING
+    path = Path(path)
+    nb = prepare(nbformat.read(path, as_version=4))
     with tempfile.TemporaryDirectory(prefix="selfcheck-") as sockets:
         # Unix sockets rather than TCP: no network port, and none of ipykernel's warning about
         # unencrypted TCP in the student's cell

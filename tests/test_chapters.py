@@ -16,7 +16,7 @@ import pytest
 from conftest import ALL_CHAPTERS, grade_assignment, load_answers
 from grader.course import REPO_ROOT
 from grader.gradebook import cell_scores
-from grader.submissions import (grade_cell_ids, place_submission, release_copy, solution_cell_ids,
+from grader.submissions import (place_submission, release_copy, solution_cell_ids,
                                 solution_copy, with_answers)
 
 

@@ -7,15 +7,13 @@ whose notebook tries to read the instructor's solutions by absolute and relative
 honest classmate.
 """
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from traitlets.config.loader import PyFileConfigLoader
 
 from grader import pipeline
-from grader.course import REPO_ROOT, run_nbgrader, tool_env
+from grader.course import REPO_ROOT, nbgrader_api, run_nbgrader
 from grader.gradebook import cell_scores
 from grader.submissions import copy_course, place_submission, release_copy, solution_copy
 from hostile.tiny import add_tiny_assignment
@@ -34,17 +32,8 @@ for path in [{absolute!r}, "../../../solutions/{name}/{name}.ipynb", "../../solu
 print("solutions read:", found)
 '''
 
-# The formgrader builds its API like this (nbgrader/server_extensions/formgrader/base.py).
-FORMGRADER = '''
-import json, sys
-from nbgrader.apps import NbGrader
-from nbgrader.apps.api import NbGraderAPI
-from nbgrader.coursedir import CourseDirectory
-app = NbGrader()
-app.load_config_file()
-api = NbGraderAPI(CourseDirectory(parent=app), parent=app)
-print(json.dumps(api.autograde(sys.argv[1], sys.argv[2])))
-'''
+# What the formgrader's Autograde button calls, on the API the formgrader builds (grader.course).
+FORMGRADER = "import json\nprint(json.dumps(api.autograde(sys.argv[1], sys.argv[2])))"
 
 
 def test_every_path_is_configured_with_the_wall_and_the_judge():
@@ -91,9 +80,7 @@ def test_plain_nbgrader_autograde(tiny_course):
 def test_formgrader_autograde_button(tiny_course):
     course, name, cheat = tiny_course
     place_submission(course, "cheat_formgrader", name, cheat)
-    proc = subprocess.run([sys.executable, "-c", FORMGRADER, name, "cheat_formgrader"], cwd=course,
-                          env=tool_env(), capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = nbgrader_api(FORMGRADER, name, "cheat_formgrader", course=course, timeout=600)
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result["success"], result.get("log", "")[-3000:]
     assert "solutions read: []" in _outputs(course, "cheat_formgrader", name)

@@ -9,7 +9,6 @@ import subprocess
 import sys
 import textwrap
 
-import nbformat
 import pytest
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook

@@ -29,7 +29,8 @@ def _size(content: dict) -> int:
 class SandboxedExecute(Execute):
     max_cell_output = Integer(100_000, help="bytes of output kept per cell").tag(config=True)
     max_notebook_output = Integer(2_000_000, help="bytes of output kept per notebook").tag(config=True)
-    skip_cells_with_tag = Unicode(SKIP_WHEN_GRADING).tag(config=True)
+    # not configurable: the reference run skips the same cells (grader/reference.py)
+    skip_cells_with_tag = Unicode(SKIP_WHEN_GRADING)
 
     def __init__(self, *args, **kwargs):
         if sandbox.enabled():
