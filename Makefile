@@ -12,8 +12,6 @@ STAMP  := $(VENV)/.installed
 JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 NB     ?=
 BUNDLE_DIR ?= bundle
-# pip's local mirror prints one harmless warning per package; keep the log readable.
-QUIET_PIP := grep -v "is ignored: it is neither a file nor a directory" || true
 
 .PHONY: help setup lock lab test doctor outputs release autograde feedback grades check student-bundle bench-grading stress-ddp clean
 
@@ -22,10 +20,10 @@ help:  ## list the verbs
 
 setup: $(STAMP)  ## create .venv and install the locked dependencies (seconds when nothing changed)
 
-$(STAMP): requirements.lock pyproject.toml
+$(STAMP): requirements.lock pyproject.toml grader/install.py
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --disable-pip-version-check -q --no-deps -r requirements.lock 2>&1 | $(QUIET_PIP)
-	$(PY) -m pip install --disable-pip-version-check -q --no-deps -e . 2>&1 | $(QUIET_PIP)
+	$(PY) -m grader.install -r requirements.lock   # uv with pip's package sources: 5x faster than pip
+	$(PY) -m grader.install -e .
 	$(PY) -c "import torch, torchvision, nbgrader, nbval, jupyterlab, torchcourse, grader"
 	$(PY) -m grader.sandbox --install   # bubblewrap, the wall around graded code (apt-get, as root)
 	@touch $@

@@ -4,7 +4,7 @@
 
     notebooks/            the released notebooks (nbgrader's student version: no solutions, no hidden tests)
     torchcourse/          the course package the notebooks import
-    grader/               only what the self-check needs (cli, selfcheck)
+    grader/               only what the self-check and the install need (cli, selfcheck, install)
     ddp_scripts/          the torchrun scripts chapter 10 runs
     pyproject.toml, requirements.lock, environment.yml   the same pinned environment as the course
     Makefile              setup, lab, check, doctor (a student's verbs only)
@@ -21,7 +21,7 @@ import nbformat
 
 from grader.course import REPO_ROOT, RELEASE
 
-SELF_CHECK_MODULES = ["__init__.py", "__main__.py", "cli.py", "pipeline.py", "selfcheck.py"]
+SELF_CHECK_MODULES = ["__init__.py", "__main__.py", "cli.py", "install.py", "pipeline.py", "selfcheck.py"]
 ENVIRONMENT_FILES = ["pyproject.toml", "requirements.lock", "environment.yml"]
 FORBIDDEN_MARKERS = ["### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"]
 MARKER = ".student-bundle"
@@ -47,8 +47,8 @@ setup: $(STAMP)  ## create .venv and install the pinned packages (once)
 
 $(STAMP): requirements.lock pyproject.toml
 \t@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-\t$(PY) -m pip install --disable-pip-version-check -q --no-deps -r requirements.lock
-\t$(PY) -m pip install --disable-pip-version-check -q --no-deps -e .
+\t$(PY) -m grader.install -r requirements.lock
+\t$(PY) -m grader.install -e .
 \t@touch $@
 
 lab: setup  ## open the notebooks in JupyterLab
@@ -79,8 +79,8 @@ You need Python 3.10 or newer.
 - Without `make` (Windows PowerShell shown; on Linux/macOS use `.venv/bin/`):
 
       python -m venv .venv
-      .venv\\Scripts\\python -m pip install --no-deps -r requirements.lock
-      .venv\\Scripts\\python -m pip install --no-deps -e .
+      .venv\\Scripts\\python -m grader.install -r requirements.lock
+      .venv\\Scripts\\python -m grader.install -e .
       .venv\\Scripts\\jupyter lab notebooks
 
 - Conda: `conda env create -f environment.yml`, `conda activate pytorch-course`, `jupyter lab notebooks`.

@@ -8,6 +8,7 @@ from packaging.markers import Marker
 from packaging.requirements import Requirement
 
 from grader.course import REPO_ROOT
+from grader.install import pip_config, uv_options
 
 CONDA_PYTHON = "3.11"
 
@@ -72,4 +73,21 @@ def test_lock_leaves_out_the_slow_optional_uri_parser():
     assert "rfc3987-syntax==" not in (REPO_ROOT / "requirements.lock").read_text()
     loaded = subprocess.run([sys.executable, "-c", "import sys, nbgrader.apps; print('rfc3987_syntax' in sys.modules)"],
                             capture_output=True, text=True, check=True).stdout.strip()
-    assert loaded == "False", "rfc3987-syntax is installed: reinstall with `pip install --no-deps -r requirements.lock`"
+    assert loaded == "False", "rfc3987-syntax is installed: reinstall with `python -m grader.install -r requirements.lock`"
+
+
+def test_install_hands_pips_package_sources_to_uv(monkeypatch):
+    """grader.install runs uv, which does not read pip's configuration: a local mirror or wheel
+    folder that pip is set up with must reach uv, or uv would download several GB instead."""
+    monkeypatch.setenv("PIP_FIND_LINKS", "/srv/wheels /srv/more-wheels")
+    monkeypatch.setenv("PIP_EXTRA_INDEX_URL", "file:///srv/mirror/simple")
+    options = uv_options(pip_config())
+    pairs = list(zip(options[::2], options[1::2]))
+    assert ("--find-links", "/srv/wheels") in pairs and ("--find-links", "/srv/more-wheels") in pairs
+    assert ("--extra-index-url", "file:///srv/mirror/simple") in pairs
+    assert ("--index-strategy", "unsafe-best-match") in pairs, "pip takes the best version from all sources"
+
+
+def test_install_without_extra_sources_uses_uvs_defaults():
+    assert uv_options({}) == []
+    assert uv_options({"index-url": ["https://mirror.example/simple"]}) == ["--index-url", "https://mirror.example/simple"]
