@@ -56,6 +56,7 @@ def _run(solution: Path, assignment: str, notebook: str, hidden: dict, students:
                         ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints", "__pycache__"))
         NotebookClient(nb, timeout=timeout, allow_errors=True, kernel_name="python3",
                        skip_cells_with_tag=SKIP_WHEN_GRADING,   # as in the student's kernel
+                       shutdown_kernel="immediate",             # as in the student's kernel
                        resources={"metadata": {"path": workdir}}).execute()
     records = {s: {} for s in students}
     for cell in nb.cells[first_probe:]:

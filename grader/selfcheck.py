@@ -72,7 +72,7 @@ def run_checks(path, timeout: int = 120) -> list:
         kernel = KernelManager(kernel_name="python3", transport="ipc", ip=os.path.join(sockets, "k"))
         # demonstrations that no test depends on are skipped, as when grading (a torchrun launch...)
         client = NotebookClient(nb, km=kernel, timeout=timeout, allow_errors=True,
-                                skip_cells_with_tag=SKIP_WHEN_GRADING,
+                                skip_cells_with_tag=SKIP_WHEN_GRADING, shutdown_kernel="immediate",
                                 resources={"metadata": {"path": str(path.parent.resolve())}})
         client.execute()
     results = []
