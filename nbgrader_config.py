@@ -29,13 +29,14 @@ c.IgnorePattern.pattern = r"\w*Warning: |warnings\.warn\("
 # Students delete test cells; put them back (from the gradebook) before grading.
 c.OverwriteCells.add_missing_cells = True
 
-c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
-c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 
 # Every grading path (make autograde, plain `nbgrader autograde`, the formgrader's button) runs
 # this pipeline: student code behind the wall, grades decided outside it (grader/pipeline.py).
 from grader import pipeline  # noqa: E402
 
+c.GenerateAssignment.preprocessors = pipeline.RELEASE
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\n" + pipeline.STUB}   # nbgrader's says nothing
+c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 c.Autograde.sanitize_preprocessors = pipeline.SANITIZE
 c.Autograde.autograde_preprocessors = pipeline.AUTOGRADE
 

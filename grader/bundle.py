@@ -88,7 +88,7 @@ You need Python 3.10 or newer.
 ## Working on an exercise
 
 Each exercise tells you what to write and what shape or type to return. Replace
-`raise NotImplementedError()` with your code, then run the test cell under it: if it fails, its
+the `raise NotImplementedError(...)` line with your code, then run the test cell under it: if it fails, its
 message says what to look at. Do not edit the test cells: they are restored when your work is graded.
 
 ## Checking a whole notebook

@@ -17,18 +17,23 @@ def skipped_by_nbval(cell) -> bool:
         if line.strip().startswith("#"))
 
 
+_NBVAL_SKIPS = "nbval-skips-this-cell"   # a tag for the run only, removed again
+
+
 def execute_in_place(path: Path, timeout: int = 600) -> None:
+    """Run the notebook as nbval will; store its outputs and the kernel's language_info (as
+    JupyterLab writes it, so the notebook opens unmodified)."""
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                            resources={"metadata": {"path": str(path.parent)}})
-    with client.setup_kernel():
-        for index, cell in enumerate(nb.cells):
-            if cell.cell_type != "code":
-                continue
-            if skipped_by_nbval(cell):
-                cell.outputs, cell.execution_count = [], None
-                continue
-            client.execute_cell(cell, index)
+    skipped = [c for c in nb.cells if skipped_by_nbval(c)]
+    for cell in skipped:
+        cell.outputs, cell.execution_count = [], None
+        cell.metadata.setdefault("tags", []).append(_NBVAL_SKIPS)
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", skip_cells_with_tag=_NBVAL_SKIPS,
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    for cell in skipped:
+        cell.metadata["tags"].remove(_NBVAL_SKIPS)
+        if not cell.metadata["tags"]:
+            del cell.metadata["tags"]
     for cell in nb.cells:  # execution metadata holds wall-clock stamps: keep diffs clean
         cell.metadata.pop("execution", None)
     nbformat.write(nb, path)

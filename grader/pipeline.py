@@ -14,6 +14,28 @@ The order matters where commented.
 # and in the reference run alike. JupyterLab and nbval ignore the tag: students and CI run them.
 SKIP_WHEN_GRADING = "skip-when-grading"
 
+# What an open exercise's solution cell holds in the release: it says what to do when it is run.
+STUB_MESSAGE = "not done yet: replace this line with your solution"
+STUB = f'raise NotImplementedError("{STUB_MESSAGE}")'
+
+# generate_assignment (make release, the formgrader's Generate button): nbgrader's own list, then
+# the raises-exception tag on exercise cells, so that Run All reads to the end of a release.
+RELEASE = [
+    "nbgrader.preprocessors.IncludeHeaderFooter",
+    "nbgrader.preprocessors.InstantiateTests",
+    "nbgrader.preprocessors.LockCells",
+    "nbgrader.preprocessors.ClearSolutions",
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.CheckCellMetadata",
+    "nbgrader.preprocessors.ComputeChecksums",
+    "nbgrader.preprocessors.SaveCells",
+    "nbgrader.preprocessors.ClearHiddenTests",            # after ComputeChecksums and SaveCells
+    "nbgrader.preprocessors.ClearMarkScheme",
+    "nbgrader.preprocessors.ComputeChecksums",            # again, after ClearHiddenTests
+    "nbgrader.preprocessors.CheckCellMetadata",
+    "grader.preprocessors.tag_cells_that_raise.TagCellsThatRaise",
+]
+
 SANITIZE = [
     "nbgrader.preprocessors.ClearOutput",
     "grader.preprocessors.deduplicate_ids.DeduplicateIds",      # nbgrader's crashes on a copied test cell

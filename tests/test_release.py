@@ -3,9 +3,11 @@ import re
 
 import nbformat
 import pytest
+from jupyter_client.manager import start_new_kernel
 
 from conftest import ALL_CHAPTERS
 from grader.course import REPO_ROOT, release_notebook, source_notebook
+from grader.pipeline import STUB
 
 HIDDEN_BLOCK = re.compile(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", re.S)
 
@@ -48,4 +50,20 @@ def test_release_has_no_solutions_hidden_tests_or_outputs(chapter):
     # Every solution cell became a stub.
     for cell in student.cells:
         if cell.metadata.get("nbgrader", {}).get("solution") and cell.cell_type == "code":
-            assert "raise NotImplementedError()" in cell.source
+            assert STUB in cell.source
+
+
+def test_notebooks_store_the_metadata_jupyterlab_writes():
+    """JupyterLab stores the kernel's language_info in a notebook it opens: a notebook stored with
+    less opens already modified. Solutions and releases carry what this course's kernel reports."""
+    km, kc = start_new_kernel(kernel_name="python3")
+    try:
+        language_info = kc.kernel_info(reply=True, timeout=60)["content"]["language_info"]
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    for chapter in ALL_CHAPTERS:
+        for path in (source_notebook(chapter), release_notebook(chapter)):
+            meta = nbformat.read(path, as_version=4).metadata
+            assert meta.language_info == language_info, f"{path}: run `make outputs` and `make release`"
+            assert meta.kernelspec == {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
