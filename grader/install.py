@@ -8,6 +8,8 @@ lock (5.5 GB, most of it torch's CUDA libraries) in about 26 s where pip takes 1
 uv does not read pip's configuration, so the package sources pip is set up with (a local mirror,
 a find-links folder, a CA bundle: `pip config list`) are handed over to it, with pip's rule of
 taking the best match from all of them. Where uv cannot be installed, pip does the work.
+Packages are byte-compiled at install, as pip does: a kernel behind the wall cannot write
+__pycache__, and without it each one compiles torch's Python source again (2 s more per import).
 Standard library only: this runs before anything else is installed.
 """
 import os
@@ -58,7 +60,7 @@ def install(args: list) -> None:
     if config.get("cert"):
         env.setdefault("SSL_CERT_FILE", config["cert"][0])
     subprocess.run([sys.executable, "-m", "uv", "pip", "install", "--quiet", "--python", sys.executable,
-                    "--no-deps", *uv_options(config), *args], check=True, env=env)
+                    "--no-deps", "--compile-bytecode", *uv_options(config), *args], check=True, env=env)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ import re
 import subprocess
 import sys
 import tomllib
+from pathlib import Path
 
 from packaging.markers import Marker
 from packaging.requirements import Requirement
@@ -91,3 +92,11 @@ def test_install_hands_pips_package_sources_to_uv(monkeypatch):
 def test_install_without_extra_sources_uses_uvs_defaults():
     assert uv_options({}) == []
     assert uv_options({"index-url": ["https://mirror.example/simple"]}) == ["--index-url", "https://mirror.example/simple"]
+
+
+def test_installed_packages_are_byte_compiled():
+    """Kernels behind the wall cannot write __pycache__: the install must have compiled torch."""
+    import importlib.util
+    torch_init = Path(importlib.util.find_spec("torch").origin)
+    assert Path(importlib.util.cache_from_source(torch_init)).exists(), (
+        "torch has no bytecode: reinstall with `python -m grader.install -r requirements.lock`")
