@@ -14,6 +14,12 @@ The order matters where commented.
 # and in the reference run alike. JupyterLab and nbval ignore the tag: students and CI run them.
 SKIP_WHEN_GRADING = "skip-when-grading"
 
+# Graded kernels, the student's behind the wall and the reference's, run torch on one thread.
+# Grading runs notebooks side by side, where threads inside one notebook only compete for the
+# cores (four chapters' solutions, two at a time: 40 CPU-s instead of 53), and no value then
+# depends on how many cores the grading machine has.
+GRADING_THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
 # What an open exercise's solution cell holds in the release: it says what to do when it is run.
 STUB_MESSAGE = "not done yet: replace this line with your solution"
 STUB = f'raise NotImplementedError("{STUB_MESSAGE}")'

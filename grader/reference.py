@@ -8,6 +8,7 @@ and later ones reuse it from memory. A reference probe that fails is an instruct
 grading loudly (RuntimeError), rather than costing students points.
 """
 import hashlib
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -15,7 +16,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from grader.pipeline import SKIP_WHEN_GRADING
+from grader.pipeline import GRADING_THREADS, SKIP_WHEN_GRADING
 from grader.probes import ProbeError, probe_source, read_probe, student_seed
 
 _CACHE = {}   # (notebook path, its sha256, hidden sections) -> {student: {grade_id: record}}
@@ -57,7 +58,7 @@ def _run(solution: Path, assignment: str, notebook: str, hidden: dict, students:
         NotebookClient(nb, timeout=timeout, allow_errors=True, kernel_name="python3",
                        skip_cells_with_tag=SKIP_WHEN_GRADING,   # as in the student's kernel
                        shutdown_kernel="immediate",             # as in the student's kernel
-                       resources={"metadata": {"path": workdir}}).execute()
+                       resources={"metadata": {"path": workdir}}).execute(env=dict(os.environ, **GRADING_THREADS))
     records = {s: {} for s in students}
     for cell in nb.cells[first_probe:]:
         student, grade_id = cell.metadata["probe_for"]

@@ -35,6 +35,7 @@ from jupyter_client.manager import AsyncKernelManager
 from traitlets import Unicode, default
 
 from grader.course import REPO_ROOT
+from grader.pipeline import GRADING_THREADS
 
 NOBODY = 65534
 HOSTNAME = "sandbox"
@@ -133,6 +134,7 @@ def passthrough_env() -> dict:
     for key, value in os.environ.items():
         if key.startswith(("COURSE_", "NBGRADER_", "OMP_", "MKL_")) or key in ("CI", "TZ"):
             env.setdefault(key, value)
+    env.update(GRADING_THREADS)
     return env
 
 

@@ -38,6 +38,7 @@ def ran(released_course):
         # The last cell, the self-check, would run the whole notebook again in a second kernel;
         # test_selfcheck.py tests it. Here it only has to run: as under nbgrader, it says it skips.
         mp.setenv("NBGRADER_EXECUTION", "autograde")
+        mp.setenv("OMP_NUM_THREADS", "1")   # two notebooks at once: threads would only compete
         runs = dict(zip(ALL_CHAPTERS, pool.map(
             lambda ch: run_all(release_notebook(ch, released_course)), ALL_CHAPTERS)))
     return runs.__getitem__

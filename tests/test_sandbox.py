@@ -194,14 +194,15 @@ def _run_notebook(tmp_path, sources, timeout=20):
     return ["".join(o.get("text", "") or o.get("ename", "") for o in c.outputs) for c in nb.cells]
 
 
-def test_kernel_runs_behind_the_wall_over_ipc_and_can_be_interrupted(tmp_path):
+def test_kernel_runs_behind_the_wall_over_ipc_and_can_be_interrupted(tmp_path, monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")   # the grader's own setting does not reach the kernel
     out = _run_notebook(tmp_path, [
-        "import os, torch; print(os.path.exists(%r), os.getcwd() == %r)" % (str(REPO_ROOT / "gradebook.db"),
-                                                                          str(tmp_path / "nbwork")),
+        "import os, torch; print(os.path.exists(%r), os.getcwd() == %r, torch.get_num_threads())" % (
+            str(REPO_ROOT / "gradebook.db"), str(tmp_path / "nbwork")),
         "import time; time.sleep(60)",
         "print('still alive')",
     ], timeout=5)
-    assert out[0].split() == ["False", "True"]
+    assert out[0].split() == ["False", "True", "1"], "no course files; one torch thread (GRADING_THREADS)"
     assert out[1] == "KeyboardInterrupt"
     assert out[2].strip() == "still alive"
 
