@@ -11,9 +11,10 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 STAMP  := $(VENV)/.installed
 JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 NB     ?=
+WORKSPACE ?= workspace
 BUNDLE_DIR ?= bundle
 
-.PHONY: help setup lock lab test doctor outputs release autograde feedback grades check student-bundle bench-grading stress-ddp clean
+.PHONY: help setup lock lab instructor-lab test doctor outputs release autograde feedback grades check student-bundle bench-grading stress-ddp clean
 
 help:  ## list the verbs
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
@@ -36,8 +37,15 @@ lock:  ## regenerate requirements.lock from pyproject.toml (universal: platform 
 	$(VENV)/bin/uv pip compile --universal --python-version 3.10 --no-emit-package rfc3987-syntax \
 		--no-emit-package lark pyproject.toml -o requirements.lock
 
-lab: setup  ## start JupyterLab on the course (nbgrader's assignment list and validate included)
-	@mkdir -p .exchange  # nbgrader's local exchange: the assignment list needs it to exist
+# Students work in $(WORKSPACE): their own copies of the chapters, which nothing overwrites
+# (grader/workspace.py); `make lab` brings in new chapters and newer releases without losing work.
+lab: setup  ## start JupyterLab in workspace/, your own copies of the chapters (a release never overwrites them)
+	@mkdir -p .exchange  # nbgrader's local exchange: the Assignments tab needs it to exist
+	$(PY) -m grader workspace $(WORKSPACE)
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=$(WORKSPACE) $(LAB_ARGS) $(if $(filter 0,$(shell id -u)),--allow-root)
+
+instructor-lab: setup  ## JupyterLab on the whole course: the formgrader, solutions/, notebooks/
+	@mkdir -p .exchange
 	$(VENV)/bin/jupyter lab --ServerApp.root_dir=. $(LAB_ARGS) $(if $(filter 0,$(shell id -u)),--allow-root)
 
 # COURSE_QUICK shortens training and COURSE_OFFLINE uses the FashionMNIST stand-in, as in CI,

@@ -6,15 +6,17 @@ Each setting below guards against a pitfall that tests/test_nbgrader_config.py e
 """
 import os
 
+from grader.course import COURSE_ID, EXCHANGE, RELEASE, SOURCE
+
 c = get_config()  # noqa: F821 (injected by traitlets)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 c.CourseDirectory.root = HERE
-c.CourseDirectory.course_id = "pytorch-course"
-c.CourseDirectory.source_directory = "solutions"   # instructor notebooks with solutions + hidden tests
-c.CourseDirectory.release_directory = "notebooks"  # the student version, committed, generated
-c.Exchange.root = os.path.join(HERE, ".exchange")   # local exchange, so the assignment list works
+c.CourseDirectory.course_id = COURSE_ID
+c.CourseDirectory.source_directory = SOURCE   # instructor notebooks with solutions + hidden tests
+c.CourseDirectory.release_directory = RELEASE  # the student version, committed, generated
+c.Exchange.root = os.path.join(HERE, EXCHANGE)   # local exchange, so the assignment list works
 
 # The per-cell limit. It must be Execute.timeout: ExecutePreprocessor.timeout is silently ignored.
 # A cell that runs longer is interrupted and scores 0; the rest of the notebook still runs.

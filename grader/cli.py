@@ -36,6 +36,11 @@ def _bundle(args):
     return 0
 
 
+def _workspace(args):
+    from grader.workspace import main as workspace_main
+    return workspace_main(args.folder)
+
+
 def _bench(args):
     from grader.bench import main as bench_main
     return bench_main(students=args.students, jobs=args.jobs)
@@ -67,6 +72,10 @@ def main(argv=None) -> int:
     p = verbs.add_parser("bundle", help="write the student bundle")
     p.add_argument("dest")
     p.set_defaults(func=_bundle)
+
+    p = verbs.add_parser("workspace", help="copy new chapters and newer releases into the student's workspace")
+    p.add_argument("folder", nargs="?", default=None, help="default: workspace/ in the course")
+    p.set_defaults(func=_workspace)
 
     p = verbs.add_parser("bench", help="serial vs parallel grading of a generated class")
     p.add_argument("--students", type=int, default=20)

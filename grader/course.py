@@ -7,6 +7,8 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SOURCE = "solutions"
 RELEASE = "notebooks"
+COURSE_ID = "pytorch-course"
+EXCHANGE = ".exchange"     # nbgrader's local exchange, in the course directory
 
 
 def chapters(course: Path = REPO_ROOT) -> list:

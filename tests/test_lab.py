@@ -30,10 +30,12 @@ def call(port, path, data=None):
 
 
 @pytest.fixture(scope="module")
-def lab():
+def lab(tmp_path_factory):
     port = free_port()
+    workspace = tmp_path_factory.mktemp("lab") / "workspace"   # `make lab` fills it, then serves it
     args = f"--no-browser --port {port} --IdentityProvider.token={TOKEN} --ServerApp.open_browser=False"
-    proc = subprocess.Popen(["make", "--no-print-directory", "lab", f"LAB_ARGS={args}"], cwd=REPO_ROOT,
+    proc = subprocess.Popen(["make", "--no-print-directory", "lab", f"LAB_ARGS={args}", f"WORKSPACE={workspace}"],
+                            cwd=REPO_ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         deadline = time.time() + 90
@@ -58,12 +60,18 @@ def test_nbgrader_lab_extension_is_installed(lab):
 
 
 def test_assignment_list_answers(lab):
+    """The workspace's nbgrader_config.py points the Assignments tab at the course's exchange."""
     reply = call(lab, "/assignments?course_id=pytorch-course")
     assert reply["success"] is True, reply
 
 
+def test_students_see_their_workspace_not_solutions(lab):
+    listing = {item["name"] for item in call(lab, "/api/contents")["content"]}
+    assert "01_tensors" in listing and "solutions" not in listing, listing
+
+
 def test_validate_reports_unsolved_exercises(lab):
-    reply = call(lab, "/assignments/validate", {"path": "notebooks/01_tensors/01_tensors.ipynb"})
+    reply = call(lab, "/assignments/validate", {"path": "01_tensors/01_tensors.ipynb"})
     assert reply["success"] is True, reply
     failed = reply["value"].get("failed", [])
     assert failed and "NotImplementedError" in json.dumps(failed)

@@ -20,7 +20,7 @@ def test_setup_reinstalls_when_the_lock_changes():
 
 
 def test_every_documented_verb_exists():
-    verbs = ["setup", "lab", "test", "doctor", "release", "autograde", "feedback", "grades", "check",
+    verbs = ["setup", "lab", "instructor-lab", "test", "doctor", "release", "autograde", "feedback", "grades", "check",
              "student-bundle", "bench-grading", "outputs", "lock"]
     listed = make("help").stdout
     for verb in verbs:

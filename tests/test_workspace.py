@@ -1,0 +1,62 @@
+"""A student's saved answers survive `make release`, `git pull` and course updates (grader/workspace.py)."""
+import subprocess
+
+import nbformat
+
+from conftest import load_answers
+from grader.course import REPO_ROOT, release_notebook, source_notebook
+from grader.release import release
+from grader.submissions import copy_course, solution_cell_ids, with_answers
+from grader.workspace import WORKSPACE, sync
+
+CHAPTER, UNTOUCHED = "01_tensors", "02_autograd"
+
+
+def test_edited_notebook_survives_a_release_and_a_course_update(tmp_path):
+    course = copy_course(tmp_path / "course")
+    workspace = course / WORKSPACE
+    assert f"new: {CHAPTER}/{CHAPTER}.ipynb" in sync(course)
+    mine = workspace / CHAPTER / f"{CHAPTER}.ipynb"
+    exercise = solution_cell_ids(nbformat.read(source_notebook(CHAPTER, course), as_version=4))[0]
+    answer = load_answers(CHAPTER).ALTERNATIVE[exercise]
+    nbformat.write(with_answers(nbformat.read(mine, as_version=4), {exercise: answer}), mine)
+    saved = mine.read_bytes()
+
+    release([CHAPTER, UNTOUCHED], course=course)            # `make release`: nothing new
+    assert sync(course) == [] and mine.read_bytes() == saved
+
+    # a course update: both chapters gain a paragraph, and are released again
+    for chapter in (CHAPTER, UNTOUCHED):
+        source = source_notebook(chapter, course)
+        nb = nbformat.read(source, as_version=4)
+        nb.cells.insert(1, nbformat.v4.new_markdown_cell("An erratum from the course update."))
+        nbformat.write(nb, source)
+    release([CHAPTER, UNTOUCHED], course=course)
+    messages = sync(course)
+
+    assert mine.read_bytes() == saved, "the student's own notebook was overwritten"
+    updated = workspace / CHAPTER / f"{CHAPTER}.updated.ipynb"
+    assert any("newer release" in m and updated.name in m for m in messages), messages
+    merged = nbformat.read(updated, as_version=4)
+    assert merged.cells[1].source == "An erratum from the course update."
+    carried = [c for c in merged.cells if c.metadata.get("nbgrader", {}).get("grade_id") == exercise]
+    assert carried[0].source == answer, "the answer was not carried into the new release"
+    # a chapter the student never changed simply becomes the new release
+    assert (workspace / UNTOUCHED / f"{UNTOUCHED}.ipynb").read_bytes() == release_notebook(UNTOUCHED, course).read_bytes()
+
+    # a second update never overwrites the .updated notebook the student may now work in
+    updated.write_text(updated.read_text().replace("An erratum", "My notes on an erratum"))
+    nb = nbformat.read(source_notebook(CHAPTER, course), as_version=4)
+    nb.cells.insert(1, nbformat.v4.new_markdown_cell("A second erratum."))
+    nbformat.write(nb, source_notebook(CHAPTER, course))
+    release([CHAPTER], course=course)
+    sync(course)
+    assert "My notes on an erratum" in updated.read_text()
+    assert (workspace / CHAPTER / f"{CHAPTER}.updated-2.ipynb").exists()
+
+
+def test_git_never_sees_the_workspace():
+    """`git pull` cannot collide with a student's files: the workspace is ignored."""
+    probe = f"{WORKSPACE}/{CHAPTER}/{CHAPTER}.ipynb"
+    result = subprocess.run(["git", "check-ignore", "-q", probe], cwd=REPO_ROOT)
+    assert result.returncode == 0, f"{probe} is not gitignored"
