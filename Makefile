@@ -67,7 +67,7 @@ doctor: setup  ## check Python, torch, nbgrader, jupyterlab, CPU threads, CUDA a
 outputs: setup  ## re-execute solutions/ in place, as CI does, to refresh the committed outputs
 	COURSE_QUICK=1 COURSE_OFFLINE=1 $(PY) -m grader outputs
 
-release: setup  ## solutions/ -> notebooks/ for every chapter (nbgrader generate_assignment)
+release: setup  ## solutions/ -> notebooks/ and the exchange, every chapter (nbgrader generate_assignment, release_assignment)
 	$(PY) -m grader release
 
 autograde: setup  ## grade everything in submitted/ (nbgrader autograde)

@@ -4,7 +4,7 @@ import subprocess
 import nbformat
 
 from conftest import load_answers
-from grader.course import REPO_ROOT, release_notebook, source_notebook
+from grader.course import COURSE_ID, REPO_ROOT, nbgrader_cmd, release_notebook, source_notebook
 from grader.release import release
 from grader.submissions import copy_course, solution_cell_ids, with_answers
 from grader.workspace import WORKSPACE, sync
@@ -60,3 +60,20 @@ def test_git_never_sees_the_workspace():
     probe = f"{WORKSPACE}/{CHAPTER}/{CHAPTER}.ipynb"
     result = subprocess.run(["git", "check-ignore", "-q", probe], cwd=REPO_ROOT)
     assert result.returncode == 0, f"{probe} is not gitignored"
+
+
+def test_released_chapters_are_listed_and_fetched_into_the_workspace(tmp_path):
+    """`make release` also releases into the exchange; in the workspace (where JupyterLab's
+    Assignments tab reads its nbgrader_config.py) nbgrader lists the chapter, and Fetch puts it
+    in workspace/<course id>/, which git ignores."""
+    course = copy_course(tmp_path / "course")
+    release([CHAPTER], course=course)
+    sync(course)
+    workspace = course / WORKSPACE
+    listed = subprocess.run(nbgrader_cmd("list"), cwd=workspace, capture_output=True, text=True)
+    assert f"{COURSE_ID} {CHAPTER}" in listed.stdout + listed.stderr, listed.stderr[-2000:]
+    run = subprocess.run(nbgrader_cmd("fetch_assignment", CHAPTER), cwd=workspace, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    fetched = workspace / COURSE_ID / CHAPTER / f"{CHAPTER}.ipynb"
+    assert fetched.read_bytes() == release_notebook(CHAPTER, course).read_bytes()
+    assert (workspace / CHAPTER / f"{CHAPTER}.ipynb").exists(), "the workspace's own copy stays"
