@@ -24,7 +24,6 @@ What it does not protect against is written down, with the test of each claim, i
 """
 import os
 import shutil
-import subprocess
 import sys
 import sysconfig
 import tempfile
@@ -34,6 +33,7 @@ from pathlib import Path
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import Unicode, default
 
+from grader import debian
 from grader.course import REPO_ROOT
 from grader.pipeline import GRADING_THREADS
 
@@ -79,20 +79,12 @@ def enabled() -> bool:
 
 def ensure_bubblewrap() -> str:
     """Install bubblewrap when missing and we are root (Debian/Ubuntu); return its path."""
+    if not bwrap():
+        debian.ensure(["bubblewrap"])
     path = bwrap()
-    if path:
-        return path
-    if os.geteuid() == 0 and shutil.which("apt-get"):
-        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        for refresh in (False, True):   # a fresh image may have no package lists yet
-            if refresh:
-                subprocess.run(["apt-get", "update", "-q"], check=False, stdout=subprocess.DEVNULL, env=env)
-            subprocess.run(["apt-get", "install", "-y", "-q", "bubblewrap"], check=False,
-                           stdout=subprocess.DEVNULL, env=env)
-            path = bwrap()
-            if path:
-                return path
-    raise RuntimeError(INSTALL_HINT)
+    if not path:
+        raise RuntimeError(INSTALL_HINT)
+    return path
 
 
 def package_dirs(names=("torchcourse", "grader")) -> list:
@@ -226,14 +218,7 @@ class SandboxKernelManager(AsyncKernelManager):
 
 
 def main(argv=None) -> int:
-    """`python -m grader.sandbox --install`: make sure bubblewrap is there (for make setup/test)."""
-    argv = sys.argv[1:] if argv is None else argv
-    if "--install" in argv:
-        try:
-            print(f"bubblewrap: {ensure_bubblewrap()}")
-        except RuntimeError as err:
-            print(f"WARNING: {err}", file=sys.stderr)
-        return 0
+    """`python -m grader.sandbox`: print the wall's command line for a Python in this folder."""
     print(" ".join(wall_command(["python"], os.getcwd(), tempfile.gettempdir())))
     return 0
 
