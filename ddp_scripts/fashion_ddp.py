@@ -8,9 +8,10 @@ A quick run on 2 CPU processes (1024 training images, 1 epoch, a few seconds of 
 
     torchrun --standalone --nproc_per_node=2 ddp_scripts/fashion_ddp.py --subset 1024 --epochs 1
 
-The data comes from torchcourse.fashion.fashion_mnist: the real FashionMNIST, or the course's
-generated stand-in when COURSE_OFFLINE=1 / CI=true or the download fails; the script says
-which, and results on the stand-in say nothing about FashionMNIST.
+The data comes from torchcourse.fashion.fashion_mnist, as in chapter 07: the real FashionMNIST
+from disk (Debian's dataset-fashion-mnist, decompressed once, or an earlier download), else a
+download (never with COURSE_OFFLINE=1 / CI=true), else the course's generated stand-in; rank 0
+says which, and results on the stand-in say nothing about FashionMNIST.
 
 Options: --epochs 2  --batch-size 64 (per process)  --lr 0.1  --subset N (first N images of each
 split, 0 = all)  --data-dir data  --checkpoint checkpoints/fashion_ddp.pt  --seed 0  --out-dir DIR
@@ -65,7 +66,7 @@ def load_split(args, train: bool, quiet: bool):
 
 
 def load_data(ctx, args):
-    """Rank 0 fetches (or generates) the files first; the others wait, then read them."""
+    """Rank 0 decompresses, downloads or generates the files first; the others wait, then read them."""
     if not ctx.is_main:
         dist.barrier()
     quiet = not ctx.is_main

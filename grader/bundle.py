@@ -111,8 +111,9 @@ self-check is necessary but not sufficient: write code that is right, not code t
 | `ddp_scripts/` | the multi-process scripts of chapter 10 (each docstring gives the command) |
 | `grader/` | the self-check |
 
-Set `COURSE_QUICK=1` to shorten long training runs, and `COURSE_OFFLINE=1` to use a generated
-stand-in for FashionMNIST when you cannot download it (the notebooks say so loudly).
+Set `COURSE_QUICK=1` to shorten long training runs, and `COURSE_OFFLINE=1` never to use the
+network: FashionMNIST then comes from disk (an earlier download, or Debian's package
+`dataset-fashion-mnist`), or else from a generated stand-in (the notebooks say so loudly).
 """
 
 

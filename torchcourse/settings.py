@@ -1,7 +1,9 @@
 """The course's two switches, read from the environment.
 
 COURSE_QUICK=1    shorten training and sweeps so a notebook runs in seconds (CI, `make test`).
-COURSE_OFFLINE=1  use the generated FashionMNIST stand-in instead of downloading the real data.
+COURSE_OFFLINE=1  never use the network: FashionMNIST comes from disk (an earlier download, or
+                  Debian's dataset-fashion-mnist), and only when it is on no disk from the
+                  generated, loudly announced stand-in (torchcourse.fashion).
 
 CI sets CI=true, which turns both on unless they are set explicitly to 0.
 """
@@ -21,7 +23,7 @@ def quick_mode() -> bool:
 
 
 def offline_data() -> bool:
-    """True when datasets must come from the local stand-in, never the network."""
+    """True when datasets must come from disk (the real files, else the stand-in), never the network."""
     return _flag("COURSE_OFFLINE")
 
 
