@@ -1,7 +1,15 @@
 """Shared fixtures: one disposable copy of the course, released once per test session."""
 import importlib.util
+import json
 import os
+import signal
 import shutil
+import socket
+import subprocess
+import time
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -28,6 +36,63 @@ def course(released_course, tmp_path_factory) -> Path:
     dest = tmp_path_factory.mktemp("course") / "course"
     shutil.copytree(released_course, dest)
     return dest
+
+
+LAB_TOKEN = "course-test-token"
+
+
+@dataclass
+class Lab:
+    """A `make lab` server on 127.0.0.1, serving a fresh student workspace."""
+    port: int
+    workspace: Path
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def call(self, path, data=None):
+        """JSON from the server's REST API (a POST when `data` is given)."""
+        body = urllib.parse.urlencode(data).encode() if data else None
+        request = urllib.request.Request(self.url(path), data=body, headers={"Authorization": f"token {LAB_TOKEN}"})
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return json.loads(response.read())
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory):
+    """`make lab` as a student starts it: the workspace filled from the release, JupyterLab on it."""
+    base = tmp_path_factory.mktemp("lab")
+    server = Lab(_free_port(), base / "workspace")
+    args = f"--no-browser --port {server.port} --IdentityProvider.token={LAB_TOKEN} --ServerApp.open_browser=False"
+    log = open(base / "lab.log", "wb")     # a file, not a pipe: nobody reads a pipe, and a full one stalls the server
+    proc = subprocess.Popen(["make", "--no-print-directory", "lab", f"LAB_ARGS={args}", f"WORKSPACE={server.workspace}"],
+                            cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.time() + 90
+        while time.time() < deadline:
+            try:
+                server.call("/api/status")
+                break
+            except OSError:
+                assert proc.poll() is None, (base / "lab.log").read_text()[-3000:]
+                time.sleep(1)
+        else:
+            pytest.fail("JupyterLab did not start within 90 s")
+        yield server
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        log.close()
 
 
 def load_answers(chapter: str):

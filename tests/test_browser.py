@@ -1,0 +1,126 @@
+"""A student's session in a real browser: Debian's chromium, driven by playwright, against `make lab`.
+
+One journey through chapter 00, as a person clicks it: open the chapter (it opens unmodified), Run
+All (the run reaches the self-check cell at the bottom and an exercise's failure message is on
+screen), fill in one exercise, save, press nbgrader's Validate button, run the self-check cell and
+read its table. On a failure the screenshot lands in build/browser-test/ (a CI artefact).
+"""
+import os
+import shutil
+from contextlib import contextmanager
+
+import pytest
+
+from conftest import LAB_TOKEN
+from grader.course import REPO_ROOT
+
+CHAPTER = "00_setup"
+EXERCISE = 7           # the cell of `is_subfield` (exercise 2) in the release
+SELF_CHECK = 27        # the notebook's last cell: check_notebook(...)
+ANSWER = 'ORDER = ["ai", "ml", "dl"]\n\ndef is_subfield(inner, outer):\n    return ORDER.index(inner) >= ORDER.index(outer)\n'
+STUB_MESSAGE = "not done yet: replace this line with your solution"
+ARTEFACTS = REPO_ROOT / "build" / "browser-test"
+# Headless, and no calls home: this machine's closed network refuses them by the dozen.
+CHROMIUM_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+SLOW = 120_000         # ms: a notebook run, nbgrader's validation, the self-check's fresh kernel
+
+
+def chromium_path() -> str:
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path:
+        return path
+    message = ("Debian's chromium is not installed (`make setup` installs it as root with apt-get; "
+               "see grader/debian.py): the browser test cannot run")
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def page(lab):
+    from playwright.sync_api import sync_playwright
+    executable = chromium_path()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.set_default_timeout(30_000)
+        yield page
+        browser.close()
+
+
+@contextmanager
+def screenshot_on_failure(page, step: str):
+    try:
+        yield
+    except BaseException:
+        ARTEFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTEFACTS / f"{step}.png"))
+        raise
+
+
+def cell(page, index: int):
+    """The notebook's cell `index`, scrolled into view. JupyterLab 4 renders only the cells near
+    the viewport, so the notebook is scrolled until the cell exists."""
+    target = page.locator(f'.jp-NotebookPanel .jp-Cell[data-windowed-list-index="{index}"]')
+    for _ in range(200):
+        if target.count():
+            target.scroll_into_view_if_needed()
+            return target
+        shown = page.locator(".jp-NotebookPanel .jp-Cell").evaluate_all(
+            "cells => cells.map(c => Number(c.dataset.windowedListIndex))")
+        step = 500 if index > max(shown) else -500
+        page.locator(".jp-NotebookPanel .jp-WindowedPanel-outer").evaluate(f"outer => outer.scrollBy(0, {step})")
+        page.wait_for_timeout(50)
+    raise AssertionError(f"cell {index} never appeared")
+
+
+def self_check_table(page) -> str:
+    return cell(page, SELF_CHECK).locator(".jp-OutputArea-output").text_content()
+
+
+def test_a_student_runs_fills_in_validates_and_checks_a_chapter(lab, page):
+    from playwright.sync_api import expect
+
+    with screenshot_on_failure(page, "1-open"):
+        page.goto(lab.url(f"/lab/tree/{CHAPTER}/{CHAPTER}.ipynb?reset&token={LAB_TOKEN}"))
+        expect(page.locator(".jp-NotebookPanel .jp-Cell").first).to_contain_text("Chapter 00", timeout=SLOW)
+        expect(page.get_by_text("Python 3 (ipykernel) | Idle")).to_be_visible(timeout=SLOW)   # the status bar
+        page.wait_for_timeout(1000)   # JupyterLab writes the kernel's metadata into the notebook as it connects
+        assert page.locator(".lm-TabBar-tab.jp-mod-dirty").count() == 0, "the notebook opened modified"
+
+    with screenshot_on_failure(page, "2-run-all"):
+        page.locator(".lm-MenuBar-itemLabel", has_text="Run").click()
+        page.get_by_text("Run All Cells", exact=True).click()
+        last = cell(page, SELF_CHECK)
+        expect(last.locator(".jp-OutputArea-output")).to_contain_text("visible tests: 0/5 passed", timeout=SLOW)
+        assert last.locator(".jp-InputPrompt").text_content().strip() not in ("[ ]:", "[*]:")
+        expect(cell(page, EXERCISE + 1).locator(".jp-OutputArea-output")).to_contain_text(STUB_MESSAGE)
+
+    with screenshot_on_failure(page, "3-fill-in"):
+        cell(page, EXERCISE).locator(".cm-content").click()
+        page.keyboard.press("Control+a")
+        page.keyboard.insert_text(ANSWER)          # as pasted: no auto-closed brackets
+        page.keyboard.press("Escape")
+        page.keyboard.press("Control+s")
+        expect(page.locator(".lm-TabBar-tab.jp-mod-dirty")).to_have_count(0)
+
+    with screenshot_on_failure(page, "4-validate"):
+        page.get_by_role("button", name="Validate").click()
+        dialog = page.locator(".jp-Dialog")
+        expect(dialog).to_contain_text("Validation Results", timeout=SLOW)
+        report = dialog.text_content()
+        assert "is_subfield(" not in report, "the solved exercise is reported as failing"
+        assert report.count("The following cell failed") == 4 and "NotImplementedError" in report
+        dialog.get_by_role("button", name="Ok").click()
+
+    with screenshot_on_failure(page, "5-self-check"):
+        cell(page, SELF_CHECK).locator(".cm-content").click()
+        page.keyboard.press("Shift+Enter")
+        expect(cell(page, SELF_CHECK).locator(".jp-OutputArea-output")).to_contain_text(
+            "visible tests: 1/5 passed", timeout=SLOW)
+        rows = {parts[0]: parts[1] for parts in map(str.split, self_check_table(page).splitlines())
+                if len(parts) >= 3 and parts[1] in ("PASS", "FAIL")}
+        assert rows.get("is_subfield_tests") == "PASS", rows
+        assert [name for name, result in rows.items() if result == "FAIL"] == [
+            "component_tests", "version_at_least_tests", "best_device_tests", "move_batch_tests"], rows
