@@ -86,3 +86,18 @@ def test_checkpoint_restores_rng(tmp_path):
     torch.rand(100)
     load_checkpoint(tmp_path / "r.pt", net, opt)
     assert torch.equal(torch.rand(4), expected)
+
+
+def test_toy_loaders_on_the_global_generator_reproduce_the_book():
+    """seed=None shuffles as the book appendix does; its training listing prints these losses."""
+    train, _ = toy_loaders(batch_size=2, seed=None)
+    torch.manual_seed(123)
+    model = NeuralNetwork(2, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+    losses = [train_step(model, optimizer, x, y) for _ in range(3) for x, y in train]
+    assert [f"{v:.2f}" for v in losses] == ["0.75", "0.65", "0.44", "0.13", "0.03", "0.00"]
+    (X_train, _), _ = toy_data()
+    torch.testing.assert_close(predict(model, X_train), torch.tensor([0, 0, 0, 1, 1]))
+    with torch.no_grad():
+        logits = model(X_train)
+    torch.testing.assert_close(logits[0], torch.tensor([2.8569, -4.1618]), atol=1e-4, rtol=0)

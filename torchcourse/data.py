@@ -39,9 +39,20 @@ def seeded_loader(dataset, batch_size: int, seed: int, drop_last: bool = True) -
                       num_workers=0, generator=generator)
 
 
-def toy_loaders(batch_size: int = 2, seed: int = 123):
-    """Chapter 04's loaders over `toy_data()`: (shuffled train with drop_last, ordered test)."""
+def toy_loaders(batch_size: int = 2, seed: int | None = 123):
+    """Chapter 04's loaders over `toy_data()`: (shuffled train with drop_last, ordered test).
+
+    With `seed=None` the training loader shuffles with PyTorch's global generator, as the book
+    appendix's listings do: `torch.manual_seed(123)` before building the model then fixes the
+    batch order as well, and chapters 05 and 08 print the book's losses. The price is chapter
+    04's warning: any other random call between the seed and the loop changes the order.
+    """
     (X_train, y_train), (X_test, y_test) = toy_data()
-    train_loader = seeded_loader(ToyDataset(X_train, y_train), batch_size, seed, drop_last=True)
+    train_ds = ToyDataset(X_train, y_train)
+    if seed is None:
+        train_loader = DataLoader(train_ds, batch_size=batch_size, shuffle=True, drop_last=True,
+                                  num_workers=0)
+    else:
+        train_loader = seeded_loader(train_ds, batch_size, seed, drop_last=True)
     test_loader = DataLoader(ToyDataset(X_test, y_test), batch_size=batch_size, shuffle=False)
     return train_loader, test_loader
