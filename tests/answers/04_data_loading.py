@@ -32,12 +32,10 @@ class WindowDataset(Dataset):
         return self.inputs[i], self.targets[i]
 ''',
     "num_batches": '''
-import math
-
 def num_batches(num_examples, batch_size, drop_last):
     if drop_last:
         return num_examples // batch_size
-    return int(math.ceil(num_examples / batch_size))
+    return -(-num_examples // batch_size)
 ''',
     "make_loaders": '''
 from torch.utils.data import RandomSampler
@@ -51,7 +49,10 @@ def make_loaders(train_ds, test_ds, batch_size, seed):
     return train, test
 ''',
     "workers_answer": '''
-WORKERS_ANSWER = " B "
+def worker_shard(num_examples, worker_id, num_workers):
+    sizes = [num_examples // num_workers + (w < num_examples % num_workers) for w in range(num_workers)]
+    start = sum(sizes[:worker_id])
+    return range(start, start + sizes[worker_id])
 ''',
 }
 
@@ -82,12 +83,14 @@ class WindowDataset(Dataset):
     def __getitem__(self, i):
         return self.series[i:i + self.window], self.series[i + self.window]
 ''',
-    # always adds a batch for the remainder, even when there is none
+    # float division: right for small counts, rounded beyond 2**53
     "num_batches": '''
+import math
+
 def num_batches(num_examples, batch_size, drop_last):
     if drop_last:
         return num_examples // batch_size
-    return num_examples // batch_size + 1
+    return math.ceil(num_examples / batch_size)
 ''',
     # seeds the global generator: anything drawing random numbers later changes the order
     "make_loaders": '''
@@ -97,8 +100,11 @@ def make_loaders(train_ds, test_ds, batch_size, seed):
     test = DataLoader(test_ds, batch_size=batch_size)
     return train, test
 ''',
-    # confuses the crash with a GPU requirement
+    # the split of PyTorch's IterableDataset example: ceil(n / k) each, the last worker short
     "workers_answer": '''
-WORKERS_ANSWER = "a"
+def worker_shard(num_examples, worker_id, num_workers):
+    per_worker = -(-num_examples // num_workers)
+    start = min(worker_id * per_worker, num_examples)
+    return range(start, min(start + per_worker, num_examples))
 ''',
 }
