@@ -66,19 +66,25 @@ def predict_on(model, features, device):
     model = model.to(device)
     return model(features)
 ''',
-    # The mean instead of the median.
+    # Tuned to the visible tests: the median only for their outlier test's 5 repeats, the mean
+    # for any other count.
     "time_op": '''
+import statistics
+
+
 def time_op(fn, warmup=2, repeats=5, sync=None):
     for _ in range(warmup):
         fn()
-    total = 0.0
+    times = []
     for _ in range(repeats):
         start = time.perf_counter()
         fn()
         if sync is not None:
             sync()
-        total += time.perf_counter() - start
-    return total / repeats
+        times.append(time.perf_counter() - start)
+    if repeats == 5:
+        return float(statistics.median(times))
+    return sum(times) / repeats
 ''',
     # n**3 multiply-adds counted as n**3 operations.
     "gflops": '''
