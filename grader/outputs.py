@@ -28,8 +28,10 @@ def execute_in_place(path: Path, timeout: int = 600) -> None:
     for cell in skipped:
         cell.outputs, cell.execution_count = [], None
         cell.metadata.setdefault("tags", []).append(_NBVAL_SKIPS)
+    # store_widget_state=False: tqdm's progress widgets would add kilobytes of run-specific
+    # state to the notebook's metadata on every run
     NotebookClient(nb, timeout=timeout, kernel_name="python3", skip_cells_with_tag=_NBVAL_SKIPS,
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
+                   store_widget_state=False, resources={"metadata": {"path": str(path.parent)}}).execute()
     for cell in skipped:
         cell.metadata["tags"].remove(_NBVAL_SKIPS)
         if not cell.metadata["tags"]:
