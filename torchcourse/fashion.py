@@ -64,7 +64,10 @@ def raw_dir(base) -> Path:
 
 
 def _complete(base) -> bool:
-    return all((raw_dir(base) / name).is_file() for name in RAW_FILES)
+    try:
+        return all((raw_dir(base) / name).is_file() for name in RAW_FILES)
+    except PermissionError:   # a folder another user made private (umask 077): not usable here
+        return False
 
 
 def _show(path) -> str:
