@@ -13,6 +13,16 @@ def scaled_relu_nobreak(x):
     "mode_for_service": '''
 mode_for_service = "reduce-overhead "
 ''',
+    "tf32_facts": '''
+tf32_facts = dict(conv_by_default=True, dtype_after_high=torch.float, matmul_by_default=not True)
+''',
+    "autocast_settings": '''
+def autocast_settings(device):
+    on_gpu = torch.device(device).type == "cuda"
+    fast_bf16 = on_gpu and torch.cuda.is_bf16_supported(False)
+    dtype = torch.float16 if on_gpu and not fast_bf16 else torch.bfloat16
+    return (dtype, dtype is torch.float16)
+''',
     "autocast_dtypes": '''
 autocast_dtypes = dict(matmul=torch.bfloat16, relu_of_matmul=torch.bfloat16,
                        sum_of_x=torch.float, cross_entropy=torch.float32)
@@ -43,6 +53,17 @@ def scaled_relu_nobreak(x):
 ''',
     "mode_for_service": '''
 mode_for_service = "max-autotune"
+''',
+    # TF32 taken to be off everywhere by default, convolutions included.
+    "tf32_facts": '''
+tf32_facts = {"matmul_by_default": False, "conv_by_default": False, "dtype_after_high": torch.float32}
+''',
+    # float16 and a scaler on every GPU, as this chapter once did: wrong on an H100.
+    "autocast_settings": '''
+def autocast_settings(device):
+    if device.type == "cuda":
+        return torch.float16, True
+    return torch.bfloat16, False
 ''',
     # Everything inside autocast taken to be bfloat16.
     "autocast_dtypes": '''
