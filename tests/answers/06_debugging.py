@@ -41,7 +41,16 @@ def classify_images(model, images):
 STABLE_LR = 2e-3
 ''',
     "accumulation_factor": '''
-ACCUMULATION_FACTOR = 4.0
+def accumulate_gradients(model, micro_batches):
+    for p in model.parameters():
+        p.grad = None
+    n = sum(y.numel() for _, y in micro_batches)
+    total = 0.0
+    for x, y in micro_batches:
+        loss_sum = F.cross_entropy(model(x), y, reduction="sum")
+        (loss_sum / n).backward()
+        total += loss_sum.item()
+    return total / n
 ''',
     "predict_on_model_device": '''
 def predict_on_model_device(model, x):
@@ -102,15 +111,21 @@ def grad_stats(model):
                            "norm": param.data.norm().item()}
     return stats
 ''',
-    # never removes the hooks: they keep firing on every later call
+    # one entry per module name, listed in definition order: a module called twice keeps only
+    # its last shape, and modules that run in another order are listed in the wrong one
     "record_output_shapes": '''
 def record_output_shapes(model, x):
-    records = []
+    shapes = {}
+    handles = []
     for name, module in model.named_modules():
         if len(list(module.children())) == 0:
-            module.register_forward_hook(lambda m, i, o, name=name: records.append((name, tuple(o.shape))))
+            def hook(module, inputs, output, name=name):
+                shapes[name] = tuple(output.shape)
+            handles.append(module.register_forward_hook(hook))
     model(x)
-    return records
+    for handle in handles:
+        handle.remove()
+    return [(name, shapes[name]) for name, module in model.named_modules() if name in shapes]
 ''',
     # squeeze removes the channel dimension but keeps 28 x 28
     "classify_images": '''
@@ -121,9 +136,16 @@ def classify_images(model, images):
     "stable_lr": '''
 STABLE_LR = 0.05
 ''',
-    # thinks the first step is already doubled
+    # divides by the number of micro-batches: right only when they all have the same size
     "accumulation_factor": '''
-ACCUMULATION_FACTOR = 5
+def accumulate_gradients(model, micro_batches):
+    model.zero_grad()
+    total = 0.0
+    for features, labels in micro_batches:
+        loss = F.cross_entropy(model(features), labels) / len(micro_batches)
+        loss.backward()
+        total += loss.item()
+    return total
 ''',
     # moves the data to the default device instead of the model's
     "predict_on_model_device": '''
