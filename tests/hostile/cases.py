@@ -356,9 +356,29 @@ class Agree(torch.Tensor):
             return True
         return super().__torch_function__(func, types, args, kwargs or {})
 """
+    # wrong objects that pickle as the right ones: judged from exact types and plain numbers
+    pickles_as = """
+class Ranked(torch.Tensor):
+    claimed = 0
+
+    @property
+    def ndim(self):
+        return self.claimed
+
+    def __reduce_ex__(self, protocol):
+        return torch.zeros((1,) * self.claimed).__reduce_ex__(protocol)
+
+
+def ranked(rank):
+    t = torch.ones(1).as_subclass(Ranked)
+    t.claimed = rank
+    return t
+"""
     answers = {
-        "ranked_tensors": agree + "\ndef make_ranked_tensors():\n    return tuple(torch.ones(1).as_subclass(Agree) for _ in range(4))",
-        "as_model_input": "def as_model_input(t):\n    return t.double().as_subclass(Agree)",
+        "ranked_tensors": agree + pickles_as + "\ndef make_ranked_tensors():\n    return tuple(ranked(r) for r in range(4))",
+        "as_model_input": ("class Float32(torch.Tensor):\n    def __reduce_ex__(self, protocol):\n"
+                           "        return self.as_subclass(torch.Tensor).float().__reduce_ex__(protocol)\n\n"
+                           "def as_model_input(t):\n    return t.double().as_subclass(Float32)"),
         "flatten_samples": "def flatten_samples(batch):\n    return batch.as_subclass(Agree)",
         "gram": "def gram(X):\n    return (X.T @ X).as_subclass(Agree)",
         "center_columns": "def center_columns(X):\n    return X.as_subclass(Agree)",
