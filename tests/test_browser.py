@@ -15,8 +15,8 @@ from conftest import LAB_TOKEN
 from grader.course import REPO_ROOT
 
 CHAPTER = "00_setup"
-EXERCISE = 7           # the cell of `is_subfield` (exercise 2) in the release
-SELF_CHECK = 27        # the notebook's last cell: check_notebook(...)
+EXERCISE = 9           # the cell of `is_subfield` (exercise 2) in the release
+SELF_CHECK = 29        # the notebook's last cell: check_notebook(...)
 ANSWER = 'ORDER = ["ai", "ml", "dl"]\n\ndef is_subfield(inner, outer):\n    return ORDER.index(inner) >= ORDER.index(outer)\n'
 STUB_MESSAGE = "not done yet: replace this line with your solution"
 ARTEFACTS = REPO_ROOT / "build" / "browser-test"

@@ -5,10 +5,18 @@ WRONG: a mistake a student plausibly makes -> no points.
 """
 
 ALTERNATIVE = {
+    # the module path split into parts; capitals and a trailing space (the tests forgive both)
     "component": '''
-COMPONENT = dict(layers_and_losses="Deep learning library ",
-                 gradient_of_loss="Autograd",
-                 matmul_on_gpu="tensor library")
+DEEP_LEARNING = [["nn"], ["optim"], ["utils", "data"]]
+
+def component_of(name):
+    parts = name.split(".")[1:]
+    if parts[:1] == ["autograd"]:
+        return "Autograd"
+    for prefix in DEEP_LEARNING:
+        if parts[:len(prefix)] == prefix:
+            return "Deep learning library "
+    return "tensor library"
 ''',
     "is_subfield": '''
 def is_subfield(inner, outer):
@@ -35,10 +43,14 @@ def move_batch(batch, device):
 }
 
 WRONG = {
-    # autograd and the tensor library swapped
+    # looks for pieces of text instead of module names: torch.gradient becomes autograd
     "component": '''
-COMPONENT = {"matmul_on_gpu": "autograd", "gradient_of_loss": "tensor library",
-             "layers_and_losses": "deep learning library"}
+def component_of(name):
+    if "grad" in name:
+        return "autograd"
+    if "nn" in name or "optim" in name or "data" in name:
+        return "deep learning library"
+    return "tensor library"
 ''',
     # the nesting upside down
     "is_subfield": '''
