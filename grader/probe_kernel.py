@@ -52,7 +52,25 @@ def _course_probe(hidden_checks, seed, grade_id):
             sys.setprofile(None)
         return result, calls
 
+    def count_ops(function, *args, **kwargs):
+        """(result, number of torch operations it ran, indexing and operators included): a loop over
+        rows runs some per row where whole-tensor code runs a handful, and unlike count_calls
+        it also sees a loop that only indexes and uses operators (no Python calls to count)."""
+        from torch.overrides import TorchFunctionMode
+
+        class Counter(TorchFunctionMode):
+            ops = 0
+
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                self.ops += 1
+                return func(*args, **(kwargs or {}))
+
+        with Counter() as counter:
+            result = function(*args, **kwargs)
+        return result, counter.ops
+
     check.count_calls = count_calls
+    check.count_ops = count_ops
     # Functions that draw from the global generators draw the same numbers in both kernels.
     torch.manual_seed(seed)
     random.seed(seed)

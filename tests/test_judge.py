@@ -117,3 +117,32 @@ def test_scan_flags_no_reference_solution_and_no_honest_answer(chapter):
     modules = module_names([c.source for c in nb.cells if c.cell_type == "code"])
     flagged = {(kind, src[:60]): scan(src, modules) for kind, src in _student_written_code(chapter)}
     assert not {k: v for k, v in flagged.items() if v}
+
+
+def test_counters_tell_a_loop_from_whole_tensor_code(monkeypatch):
+    """check.count_ops and check.count_calls, as the probe gives them to hidden checks: the same
+    numbers on any machine, and a loop over rows shows in both, even one with no Python calls."""
+    import IPython.display
+    from grader.probe_kernel import _course_probe
+    monkeypatch.setattr(IPython.display, "display", lambda *a, **k: None)
+    seen = {}
+
+    def by_rows(a):
+        out = torch.empty(len(a), len(a))
+        for i in range(len(a)):     # indexing and operators only: no Python call per row
+            out[i] = a[i] @ a.T
+        return out
+
+    def hidden_checks(check, rng):
+        x = torch.randn(40, 6, generator=rng)
+        for name, f in {"whole": lambda a: a @ a.T, "rows": by_rows}.items():
+            result, seen[f"{name} ops"] = check.count_ops(f, x)
+            assert torch.allclose(result, x @ x.T, atol=1e-5)
+            seen[f"{name} calls"] = check.count_calls(f, x)[1]
+
+    for _ in range(2):
+        before = dict(seen)
+        _course_probe(hidden_checks, 7, "gram_tests")
+        assert not before or seen == before, "the counts changed between runs"
+    assert seen["whole ops"] <= 2 and seen["rows ops"] >= 80, seen
+    assert seen["rows calls"] > seen["whole calls"], seen
