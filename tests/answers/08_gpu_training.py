@@ -48,8 +48,23 @@ def crossover_size(sizes, cpu_times, gpu_times):
     faster = [n for n, c, g in zip(sizes, cpu_times, gpu_times) if g < c]
     return faster[0] if faster else None
 ''',
+    # The slope first, then the fixed cost from the larger product.
     "small_size_answer": '''
-small_size_answer = " B "
+def fit_call_cost(n1, t1, n2, t2):
+    seconds_per_flop = (t2 - t1) / (2 * n2 ** 3 - 2 * n1 ** 3)
+    c = t2 - 2 * n2 ** 3 * seconds_per_flop
+    return (c, 1.0 / seconds_per_flop)
+''',
+    # argsort of random keys instead of randperm, index_select, a while loop; the order is
+    # moved to the device batch by batch.
+    "tensor_batches": '''
+def tensor_batches(features, labels, batch_size, generator):
+    order = torch.argsort(torch.rand(labels.shape[0], generator=generator))
+    start = 0
+    while start < order.numel():
+        index = order[start:start + batch_size].to(features.device)
+        yield features.index_select(0, index), labels.index_select(0, index)
+        start += batch_size
 ''',
 }
 
@@ -99,7 +114,18 @@ def crossover_size(sizes, cpu_times, gpu_times):
             return i
     return None
 ''',
+    # The rate from the large product alone, as if its time held no fixed cost.
     "small_size_answer": '''
-small_size_answer = "a"
+def fit_call_cost(n1, t1, n2, t2):
+    (n_small, t_small), (n_large, t_large) = sorted([(n1, t1), (n2, t2)])
+    r = 2 * n_large ** 3 / t_large
+    return (t_small - 2 * n_small ** 3 / r, r)
+''',
+    # Shuffled with the global random state: the generator is ignored.
+    "tensor_batches": '''
+def tensor_batches(features, labels, batch_size, generator):
+    order = torch.randperm(len(features)).to(features.device)
+    for start in range(0, len(order), batch_size):
+        yield features[order[start:start + batch_size]], labels[order[start:start + batch_size]]
 ''',
 }
