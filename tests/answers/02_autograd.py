@@ -14,11 +14,28 @@ def logistic_gradients(x, w, b, y):
     loss.backward()
     return w_copy.grad, b_copy.grad
 ''',
-    "backward_twice": '''
-BACKWARD_TWICE = "Raises an error "
+    # nodes as lists, in another order
+    "yhat_edges": '''
+YHAT_EDGES = [["x", "mul"], ["w", "mul"], ["b", "add"], ["mul", "add"], ["add", "yhat"]]
 ''',
-    "grad_after_three": '''
-GRAD_AFTER_THREE = -0.26948
+    # backward() with the graph kept, each gradient copied out, .grad put back to None
+    "backward_twice": '''
+def two_gradients(loss_a, loss_b, w):
+    loss_a.backward(retain_graph=True)
+    grad_a = w.grad.clone()
+    w.grad = None
+    loss_b.backward()
+    grad_b = w.grad
+    w.grad = None
+    return grad_a, grad_b
+''',
+    # torch.split, each chunk's loss scaled by its share of the examples
+    "accumulate_gradients": '''
+def accumulate_gradients(loss_of, x, y, chunk_size):
+    total = x.shape[0]
+    for xb, yb in zip(torch.split(x, chunk_size), torch.split(y, chunk_size)):
+        loss = loss_of(xb, yb)
+        loss.mul(xb.shape[0] / total).backward()
 ''',
     "predict_probability": '''
 def predict_probability(x, w, b):
@@ -31,6 +48,25 @@ def chain_rule_grads(x, y, z):
     return (outer * 2 * z / torch.sin(y),
             outer * (-2 * x * z * torch.cos(y) / torch.sin(y) ** 2),
             outer * 2 * x / torch.sin(y))
+''',
+    # shapes built from the rules, torch.Size for some of them
+    "predict_shapes": '''
+def predict_shapes(B, T, D, H):
+    x_shape = torch.Size([B, T, D])
+    h_shape = x_shape[:-1] + (H,)
+    return {"h": tuple(h_shape), "pooled": (h_shape[0], h_shape[2]), "attended": x_shape,
+            "x.grad": x_shape, "W.grad": torch.Size([H, D])}
+''',
+    # a product of sizes, ones divided by the count
+    "predict_mean_grad": '''
+def predict_mean_grad(shape, dim=None, requires_grad=True, inside_no_grad=False):
+    if inside_no_grad or not requires_grad:
+        return None
+    sizes = list(shape) if dim is None else [shape[dim]]
+    count = 1
+    for size in sizes:
+        count *= size
+    return torch.ones(shape) / count
 ''',
     "linear_backward": '''
 def linear_backward(x, W, b, grad_out):
@@ -50,13 +86,24 @@ def logistic_gradients(x, w, b, y):
     loss = F.binary_cross_entropy(torch.sigmoid(x * w + b), y, reduction="sum")
     return torch.autograd.grad(loss, (w, b))
 ''',
-    # forgets that the saved tensors are freed
-    "backward_twice": '''
-BACKWARD_TWICE = "doubles the gradients"
+    # the lecture's wrong graph: (b + w) * x
+    "yhat_edges": '''
+YHAT_EDGES = [("b", "add"), ("w", "add"), ("add", "mul"), ("x", "mul"), ("mul", "yhat")]
 ''',
-    # the value of a single pass
-    "grad_after_three": '''
-GRAD_AFTER_THREE = -0.0898
+    # forgets that the first gradient frees the shared graph
+    "backward_twice": '''
+def two_gradients(loss_a, loss_b, w):
+    grad_a = torch.autograd.grad(loss_a, w)[0]
+    grad_b = torch.autograd.grad(loss_b, w)[0]
+    return grad_a, grad_b
+''',
+    # divides by the number of chunks: right only when every chunk has the same size
+    "accumulate_gradients": '''
+def accumulate_gradients(loss_of, x, y, chunk_size):
+    starts = range(0, len(x), chunk_size)
+    for start in starts:
+        loss = loss_of(x[start:start + chunk_size], y[start:start + chunk_size])
+        (loss / len(starts)).backward()
 ''',
     # still records the graph
     "predict_probability": '''
@@ -72,6 +119,19 @@ def chain_rule_grads(x, y, z):
     f = torch.tanh(torch.log(1 + d))
     df_dd = (1 - f**2) / (1 + d)
     return df_dd * z * 2 / b, df_dd * z * (-a / b**2), df_dd * c
+''',
+    # the weight's gradient transposed: (in, out) instead of W's (out, in)
+    "predict_shapes": '''
+def predict_shapes(B, T, D, H):
+    return {"h": (B, T, H), "pooled": (B, H), "attended": (B, T, D),
+            "x.grad": (B, T, D), "W.grad": (D, H)}
+''',
+    # the mean over all elements, whatever dim says
+    "predict_mean_grad": '''
+def predict_mean_grad(shape, dim=None, requires_grad=True, inside_no_grad=False):
+    if not requires_grad or inside_no_grad:
+        return None
+    return torch.full(shape, 1.0 / math.prod(shape))
 ''',
     # averages the bias gradient over the batch
     "linear_backward": '''
