@@ -49,7 +49,7 @@ instructor-lab: setup  ## JupyterLab on the whole course: the formgrader, soluti
 	@mkdir -p .exchange
 	$(VENV)/bin/jupyter lab --ServerApp.root_dir=. $(LAB_ARGS) $(if $(filter 0,$(shell id -u)),--allow-root)
 
-# COURSE_QUICK shortens training and COURSE_OFFLINE uses the FashionMNIST stand-in, as in CI,
+# COURSE_QUICK shortens training and COURSE_OFFLINE keeps off the network (FashionMNIST from disk), as in CI,
 # so that nbval compares against the outputs committed in solutions/. nbval runs beside the suite,
 # on the CPU the suite leaves idle (its serial tests); its log is printed after the suite's.
 NBVAL_LOG := .nbval.log
