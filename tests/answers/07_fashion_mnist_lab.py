@@ -5,10 +5,21 @@ WRONG: a mistake a student plausibly makes -> no points.
 """
 
 ALTERNATIVE = {
+    # recursion over the Subsets, Python lists of labels and a counting loop (no bincount)
     "data_questions": '''
-batch_shape = tuple(torch.Size([BATCH_SIZE, 1, 28, 28]))
-flat_features = 28 * 28
-num_classes = len(CLASSES)
+def _labels(dataset):
+    """The label of every item, in order, read from the innermost dataset's targets."""
+    if isinstance(dataset, Subset):
+        outer = _labels(dataset.dataset)
+        return [outer[i] for i in dataset.indices]
+    return [int(t) for t in dataset.targets]
+
+
+def class_counts(dataset, num_classes):
+    counts = torch.zeros(num_classes, dtype=torch.long)
+    for label in _labels(dataset):
+        counts[label] += 1
+    return counts
 ''',
     "make_mlp": '''
 class _MLP(nn.Module):
@@ -121,11 +132,15 @@ def clipped_step(model, optimizer, features, labels, max_norm):
 }
 
 WRONG = {
-    # forgets the channel dimension and flattens one row only
+    # reads the innermost targets with the OUTERMOST Subset's indices: right for one level of
+    # Subset, wrong for a Subset of a Subset (train_set's indices are positions in train_part)
     "data_questions": '''
-batch_shape = (64, 28, 28)
-flat_features = 28
-num_classes = 10
+def class_counts(dataset, num_classes):
+    base = dataset
+    while isinstance(base, Subset):
+        base = base.dataset
+    labels = base.targets[list(dataset.indices)] if isinstance(dataset, Subset) else base.targets
+    return torch.bincount(labels, minlength=num_classes)
 ''',
     # no dropout at all
     "make_mlp": '''
