@@ -69,8 +69,25 @@ def _course_probe(hidden_checks, seed, grade_id):
             result = function(*args, **kwargs)
         return result, counter.ops
 
+    def calls_into(module, function, *args, **kwargs):
+        """(result, whether a Python function of `module` ran while computing it): tells an answer
+        written in the notebook from one that calls the course's own copy (torchcourse)."""
+        ran = []
+
+        def profiler(frame, event, arg):
+            if event == "call" and frame.f_globals.get("__name__") == module:
+                ran.append(frame.f_code.co_name)
+        previous = sys.getprofile()
+        sys.setprofile(profiler)
+        try:
+            result = function(*args, **kwargs)
+        finally:
+            sys.setprofile(previous)
+        return result, bool(ran)
+
     check.count_calls = count_calls
     check.count_ops = count_ops
+    check.calls_into = calls_into
     # Functions that draw from the global generators draw the same numbers in both kernels.
     torch.manual_seed(seed)
     random.seed(seed)

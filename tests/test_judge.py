@@ -146,3 +146,18 @@ def test_counters_tell_a_loop_from_whole_tensor_code(monkeypatch):
         assert not before or seen == before, "the counts changed between runs"
     assert seen["whole ops"] <= 2 and seen["rows ops"] >= 80, seen
     assert seen["rows calls"] > seen["whole calls"], seen
+
+
+def test_calls_into_tells_an_own_answer_from_the_course_copy(monkeypatch):
+    import IPython.display
+    import torchcourse.models
+    from grader.probe_kernel import _course_probe
+    monkeypatch.setattr(IPython.display, "display", lambda *a, **k: None)
+    seen = {}
+
+    def hidden_checks(check, rng):
+        seen["course"] = check.calls_into("torchcourse.models", torchcourse.models.NeuralNetwork, 2, 2)[1]
+        seen["own"] = check.calls_into("torchcourse.models", torch.nn.Linear, 2, 2)[1]
+
+    _course_probe(hidden_checks, 0, "make_model_tests")
+    assert seen == {"course": True, "own": False}
