@@ -69,13 +69,15 @@ def _course_probe(hidden_checks, seed, grade_id):
             result = function(*args, **kwargs)
         return result, counter.ops
 
-    def calls_into(module, function, *args, **kwargs):
-        """(result, whether a Python function of `module` ran while computing it): tells an answer
-        written in the notebook from one that calls the course's own copy (torchcourse)."""
+    def calls_into(modules, function, *args, **kwargs):
+        """(result, whether a Python function of `modules` (a name or a tuple of names) ran while
+        computing it): tells an answer written in the notebook from one that calls the course's
+        own copy (torchcourse), or one that builds layers where it should count."""
+        modules = (modules,) if isinstance(modules, str) else tuple(modules)
         ran = []
 
         def profiler(frame, event, arg):
-            if event == "call" and frame.f_globals.get("__name__") == module:
+            if event == "call" and frame.f_globals.get("__name__") in modules:
                 ran.append(frame.f_code.co_name)
         previous = sys.getprofile()
         sys.setprofile(profiler)

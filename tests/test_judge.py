@@ -157,7 +157,8 @@ def test_calls_into_tells_an_own_answer_from_the_course_copy(monkeypatch):
 
     def hidden_checks(check, rng):
         seen["course"] = check.calls_into("torchcourse.models", torchcourse.models.NeuralNetwork, 2, 2)[1]
+        seen["layers"] = check.calls_into(("torch.nn.modules.linear", "x"), torchcourse.models.NeuralNetwork, 2, 2)[1]
         seen["own"] = check.calls_into("torchcourse.models", torch.nn.Linear, 2, 2)[1]
 
     _course_probe(hidden_checks, 0, "make_model_tests")
-    assert seen == {"course": True, "own": False}
+    assert seen == {"course": True, "layers": True, "own": False}
