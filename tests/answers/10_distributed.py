@@ -5,6 +5,26 @@ WRONG: a mistake a student plausibly makes -> no points.
 """
 
 ALTERNATIVE = {
+    # PyTorch's own helper, on a copy (it strips in place)
+    "unwrap_state_dict": '''
+from collections import OrderedDict
+from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present
+
+def unwrap_state_dict(state_dict):
+    copy = OrderedDict(state_dict)
+    consume_prefix_in_state_dict_if_present(copy, "module.")
+    return copy
+''',
+    # hyphenated flags, the meeting point as --rdzv_endpoint, another order
+    "torchrun_commands": '''
+def torchrun_commands(script, nnodes, gpus_per_node, master_addr, master_port):
+    commands = []
+    for node in range(nnodes):
+        words = ["torchrun", "--node-rank", str(node), "--nnodes", str(nnodes),
+                 "--nproc-per-node", str(gpus_per_node), f"--rdzv-endpoint={master_addr}:{master_port}", script]
+        commands.append(" ".join(words))
+    return commands
+''',
     "shard_indices": '''
 def shard_indices(n, world_size, rank):
     per_rank = -(-n // world_size)   # ceiling division
@@ -68,6 +88,18 @@ def ddp_main(out_dir, epochs=2, lr=0.5, batch_size=2, seed=123):
 }
 
 WRONG = {
+    # replaces every "module." in a key, also the one inside "submodule." or a submodule called "module"
+    "unwrap_state_dict": '''
+def unwrap_state_dict(state_dict):
+    return {key.replace("module.", ""): value for key, value in state_dict.items()}
+''',
+    # --nproc_per_node set to the GPUs of the whole job instead of one machine's
+    "torchrun_commands": '''
+def torchrun_commands(script, nnodes, gpus_per_node, master_addr, master_port):
+    total = nnodes * gpus_per_node
+    return [f"torchrun --nnodes={nnodes} --nproc_per_node={total} --node_rank={node} "
+            f"--master_addr={master_addr} --master_port={master_port} {script}" for node in range(nnodes)]
+''',
     # contiguous blocks instead of round-robin dealing
     "shard_indices": '''
 def shard_indices(n, world_size, rank):
