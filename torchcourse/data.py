@@ -28,13 +28,14 @@ def toy_data():
     return (X_train, y_train), (X_test, y_test)
 
 
-def seeded_loader(dataset, batch_size: int, seed: int, drop_last: bool = True) -> DataLoader:
-    """A shuffling training loader whose order depends only on `seed` (its own generator).
+def seeded_loader(dataset, batch_size: int, seed: int | None, drop_last: bool = True) -> DataLoader:
+    """A shuffling training loader whose order depends only on `seed` (its own generator);
+    `seed=None` shuffles with PyTorch's global generator instead (the book appendix's way).
 
     num_workers=0: the examples are tiny tensors and worker processes only add start-up time
     (and, in notebooks on macOS/Windows, a crash; chapter 04 explains why).
     """
-    generator = torch.Generator().manual_seed(seed)
+    generator = None if seed is None else torch.Generator().manual_seed(seed)
     return DataLoader(dataset, batch_size=batch_size, shuffle=True, drop_last=drop_last,
                       num_workers=0, generator=generator)
 
@@ -48,11 +49,6 @@ def toy_loaders(batch_size: int = 2, seed: int | None = 123):
     04's warning: any other random call between the seed and the loop changes the order.
     """
     (X_train, y_train), (X_test, y_test) = toy_data()
-    train_ds = ToyDataset(X_train, y_train)
-    if seed is None:
-        train_loader = DataLoader(train_ds, batch_size=batch_size, shuffle=True, drop_last=True,
-                                  num_workers=0)
-    else:
-        train_loader = seeded_loader(train_ds, batch_size, seed, drop_last=True)
+    train_loader = seeded_loader(ToyDataset(X_train, y_train), batch_size, seed, drop_last=True)
     test_loader = DataLoader(ToyDataset(X_test, y_test), batch_size=batch_size, shuffle=False)
     return train_loader, test_loader
