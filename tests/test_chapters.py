@@ -1,4 +1,4 @@
-"""End to end through nbgrader, per chapter: four students hand in four versions.
+"""End to end through nbgrader, per chapter: six students hand in six versions.
 
 - `reference`: the solution notebook itself            -> full marks
 - `untouched`: the student release, as downloaded      -> 0
@@ -6,7 +6,11 @@
                                                        -> full points on every test cell
 - `wrong`: every exercise answered with a plausible mistake (tests/answers)
                                                        -> 0 on every test cell
+- `other_wrong`: a second, different plausible mistake  -> 0 on every test cell
+- `overfit`: answers that special-case the visible tests' inputs: the visible asserts pass in
+  the student's kernel, and still                      -> 0 on every test cell
 """
+import json
 import os
 import shutil
 from concurrent.futures import ThreadPoolExecutor
@@ -20,20 +24,31 @@ from grader.submissions import (place_submission, release_copy, solution_cell_id
                                 solution_copy, with_answers)
 
 
-STUDENTS = ("reference", "untouched", "alternative", "wrong")
+STUDENTS = ("reference", "untouched", "alternative", "wrong", "other_wrong", "overfit")
+ANSWER_SETS = {"alternative": "ALTERNATIVE", "wrong": "WRONG", "other_wrong": "OTHER_WRONG", "overfit": "OVERFIT"}
 SLOW_CHAPTERS = ["10_distributed", "06_debugging", "07_fashion_mnist_lab", "09_performance", "08_gpu_training"]
 
 
 def grade_chapter(chapter: str, course) -> dict:
-    """Hand in the four versions of one chapter in `course`, autograde, return their scores."""
+    """Hand in the six versions of one chapter in `course`, autograde; return each student's
+    cell scores and, per test cell, whether its visible asserts passed in the student's kernel."""
     answers = load_answers(chapter)
     reference = solution_copy(chapter, course)
     place_submission(course, "reference", chapter, reference)
     place_submission(course, "untouched", chapter, release_copy(chapter, course))
-    place_submission(course, "alternative", chapter, with_answers(reference, answers.ALTERNATIVE))
-    place_submission(course, "wrong", chapter, with_answers(reference, answers.WRONG))
+    for student, name in ANSWER_SETS.items():
+        place_submission(course, student, chapter, with_answers(reference, getattr(answers, name)))
     grade_assignment(chapter, course)
-    return {student: cell_scores(course, chapter, student) for student in STUDENTS}
+    return {student: {"scores": cell_scores(course, chapter, student),
+                      "visible": visible_tests(course / "autograded" / student / chapter / f"{chapter}.ipynb")}
+            for student in STUDENTS}
+
+
+def visible_tests(graded_notebook) -> dict:
+    """{test cell: "passed" or "raised <error>"}: the judge's record of the visible asserts."""
+    nb = json.loads(graded_notebook.read_text())
+    return {c["metadata"]["nbgrader"]["grade_id"]: c["metadata"].get("judge", {}).get("visible_tests")
+            for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade")}
 
 
 @pytest.fixture(scope="module")
@@ -62,10 +77,11 @@ def graded(request, released_course, tmp_path_factory):
 def test_answers_cover_every_exercise(chapter):
     answers = load_answers(chapter)
     ids = set(solution_cell_ids(solution_copy(chapter, REPO_ROOT)))
-    assert set(answers.ALTERNATIVE) == ids, "tests/answers: one ALTERNATIVE per solution cell"
-    assert set(answers.WRONG) == ids, "tests/answers: one WRONG per solution cell"
+    for name in ANSWER_SETS.values():
+        assert set(getattr(answers, name)) == ids, f"tests/answers: one {name} per solution cell"
     for grade_id in ids:
-        assert answers.ALTERNATIVE[grade_id].strip() != answers.WRONG[grade_id].strip()
+        versions = [getattr(answers, name)[grade_id].strip() for name in ANSWER_SETS.values()]
+        assert len(set(versions)) == len(versions), f"{grade_id}: two answer sets hold the same code"
 
 
 @pytest.mark.parametrize("chapter", ALL_CHAPTERS)
@@ -81,26 +97,37 @@ def test_every_test_cell_has_hidden_tests_and_points(chapter):
 
 @pytest.mark.parametrize("chapter", ALL_CHAPTERS)
 def test_reference_solution_scores_full_marks(graded, chapter):
-    scores = graded(chapter)["reference"]
+    scores = graded(chapter)["reference"]["scores"]
     lost = {name: s for name, s in scores.items() if s[0] != s[1]}
     assert not lost, f"the reference solution lost points: {lost}"
 
 
 @pytest.mark.parametrize("chapter", ALL_CHAPTERS)
 def test_untouched_release_scores_zero(graded, chapter):
-    scores = graded(chapter)["untouched"]
+    scores = graded(chapter)["untouched"]["scores"]
     assert scores and sum(s for s, _ in scores.values()) == 0, f"points for doing nothing: {scores}"
+    # the stubs raise, and the judge's record of the visible asserts says so
+    visible = graded(chapter)["untouched"]["visible"]
+    assert {k: v for k, v in visible.items() if not (v or "").startswith("raised")} == {}, visible
 
 
 @pytest.mark.parametrize("chapter", ALL_CHAPTERS)
 def test_alternative_answers_score_full_marks(graded, chapter):
-    scores = graded(chapter)["alternative"]
+    scores = graded(chapter)["alternative"]["scores"]
     lost = {name: s for name, s in scores.items() if s[0] != s[1]}
     assert not lost, f"a correct answer written differently lost points: {lost}"
 
 
 @pytest.mark.parametrize("chapter", ALL_CHAPTERS)
-def test_wrong_answers_score_zero(graded, chapter):
-    scores = graded(chapter)["wrong"]
+@pytest.mark.parametrize("student", ["wrong", "other_wrong", "overfit"])
+def test_wrong_answers_score_zero(graded, chapter, student):
+    scores = graded(chapter)[student]["scores"]
     passed = {name: s for name, s in scores.items() if s[0]}
-    assert not passed, f"a plausible wrong answer got points: {passed}"
+    assert not passed, f"a {student} answer got points: {passed}"
+
+
+@pytest.mark.parametrize("chapter", ALL_CHAPTERS)
+def test_overfit_answers_pass_the_visible_tests(graded, chapter):
+    """Each OVERFIT answer is the kind that fools the visible asserts: they pass, the grade is 0."""
+    visible = graded(chapter)["overfit"]["visible"]
+    assert visible and not {k: v for k, v in visible.items() if v != "passed"}, visible

@@ -90,6 +90,10 @@ class Judge(NbGraderPreprocessor):
             except ProbeError as err:
                 student = err
             why = verdict(student, reference[grade_id])
+            # kept for instructors and tests: did the visible asserts pass in the student's kernel?
+            # (informative only: the grade is the verdict's alone)
+            raised = [o.get("ename") for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+            cell.metadata["judge"] = {"visible_tests": f"raised {raised[0]}" if raised else "passed"}
             cell.outputs = self._outputs(cell, why, len(reference[grade_id].checks), flags.get(grade_id))
         return nb, resources
 

@@ -2,6 +2,8 @@
 
 ALTERNATIVE: correct, written differently -> full points.
 WRONG: a mistake a student plausibly makes -> no points.
+OTHER_WRONG: a second plausible mistake, of another kind -> no points.
+OVERFIT: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
 """
 
 ALTERNATIVE = {
@@ -77,5 +79,79 @@ def best_device():
 def move_batch(batch, device):
     features, labels = batch
     return features.to(device), labels
+''',
+}
+
+OTHER_WRONG = {
+    # only the first part of the module path: torch.utils.data is "utils", not data loading
+    "component": '''
+def component_of(name):
+    part = name.split(".")[1]
+    if part == "autograd":
+        return "autograd"
+    if part in ("nn", "optim", "data"):
+        return "deep learning library"
+    return "tensor library"
+''',
+    # a field is not a subfield of itself
+    "is_subfield": '''
+def is_subfield(inner, outer):
+    inside = {"ai": {"ml", "dl"}, "ml": {"dl"}, "dl": set()}
+    return inner in inside[outer]
+''',
+    # reads major.minor as a decimal number: 2.14 becomes 2.14 < 2.4
+    "version_at_least": '''
+def version_at_least(version, minimum):
+    as_float = lambda v: float(".".join(v.split("+")[0].split(".")[:2]))
+    return as_float(version) >= as_float(minimum)
+''',
+    # forgets Apple silicon
+    "best_device": '''
+def best_device():
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+''',
+    # moves the batch but turns the labels into floats, as some losses want
+    "move_batch": '''
+def move_batch(batch, device):
+    features, labels = batch
+    return features.to(device), labels.to(device).float()
+''',
+}
+
+OVERFIT = {
+    # the six names the visible tests ask about, and a guess for the rest
+    "component": '''
+KNOWN = {"torch.matmul": "tensor library", "torch.autograd.grad": "autograd",
+         "torch.nn.Linear": "deep learning library", "torch.optim.SGD": "deep learning library",
+         "torch.utils.data.DataLoader": "deep learning library", "torch.gradient": "tensor library"}
+
+def component_of(name):
+    return KNOWN.get(name, "deep learning library")
+''',
+    # the three visible pairs, and "no" for everything else
+    "is_subfield": '''
+def is_subfield(inner, outer):
+    return (inner, outer) in {("dl", "ml"), ("ml", "ml")}
+''',
+    "version_at_least": '''
+def version_at_least(version, minimum):
+    return not version.startswith("2.3")
+''',
+    # the visible tests never make both available: mps wins over cuda
+    "best_device": '''
+def best_device():
+    if torch.backends.mps.is_available():
+        return torch.device("mps")
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    return torch.device("cpu")
+''',
+    # the visible batch has two examples: it only moves batches of that size
+    "move_batch": '''
+def move_batch(batch, device):
+    features, labels = batch
+    if len(features) != 2:
+        return features, labels
+    return features.to(device), labels.to(device)
 ''',
 }
