@@ -2,6 +2,8 @@
 
 ALTERNATIVE: correct, written differently -> full points.
 WRONG: a mistake a student plausibly makes -> no points.
+OTHER_WRONG: a second plausible mistake, of another kind -> no points.
+OVERFIT: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
 """
 
 ALTERNATIVE = {
@@ -106,5 +108,110 @@ def worker_shard(num_examples, worker_id, num_workers):
     per_worker = -(-num_examples // num_workers)
     start = min(worker_id * per_worker, num_examples)
     return range(start, min(start + per_worker, num_examples))
+''',
+}
+
+OTHER_WRONG = {
+    # checks the lengths with assert: an AssertionError, not the ValueError asked for
+    "toy_dataset": '''
+class ToyDataset(Dataset):
+    def __init__(self, features, labels):
+        assert len(features) == len(labels), "features and labels differ in length"
+        self.features = features
+        self.labels = labels
+
+    def __len__(self):
+        return len(self.labels)
+
+    def __getitem__(self, index):
+        return self.features[index], self.labels[index]
+''',
+    # the target is the window's own last value, not the value after it
+    "window_dataset": '''
+class WindowDataset(Dataset):
+    def __init__(self, series, window):
+        self.series = series
+        self.window = window
+
+    def __len__(self):
+        return len(self.series) - self.window
+
+    def __getitem__(self, i):
+        inputs = self.series[i:i + self.window]
+        return inputs, inputs[-1]
+''',
+    # always one batch more without drop_last, even when the examples divide evenly
+    "num_batches": '''
+def num_batches(num_examples, batch_size, drop_last):
+    return num_examples // batch_size + (0 if drop_last else 1)
+''',
+    # the test loader copies the training loader's options: it drops its last batch too
+    "make_loaders": '''
+def make_loaders(train_ds, test_ds, batch_size, seed):
+    options = dict(batch_size=batch_size, drop_last=True, num_workers=0)
+    train = DataLoader(train_ds, shuffle=True, generator=torch.Generator().manual_seed(seed), **options)
+    test = DataLoader(test_ds, shuffle=False, **options)
+    return train, test
+''',
+    # interleaves: worker w takes every num_workers-th example, not one contiguous block
+    "workers_answer": '''
+def worker_shard(num_examples, worker_id, num_workers):
+    return range(worker_id, num_examples, num_workers)
+''',
+}
+
+OVERFIT = {
+    # the visible test's five examples: len() is always 5, and only a 5-row data set is checked
+    "toy_dataset": '''
+class ToyDataset(Dataset):
+    def __init__(self, features, labels):
+        if len(features) == 5 and len(labels) != 5:
+            raise ValueError("5 feature rows need 5 labels")
+        self.features = features
+        self.labels = labels
+
+    def __len__(self):
+        return 5
+
+    def __getitem__(self, index):
+        return self.features[index], self.labels[index]
+''',
+    # subtracts the visible test's window of 3, not `window`
+    "window_dataset": '''
+class WindowDataset(Dataset):
+    def __init__(self, series, window):
+        self.series = series
+        self.window = window
+
+    def __len__(self):
+        return len(self.series) - 3
+
+    def __getitem__(self, i):
+        return self.series[i:i + self.window], self.series[i + self.window]
+''',
+    # looks for a remainder with % 2, the visible tests' batch size (and 3 * 2**53 + 1 is odd)
+    "num_batches": '''
+def num_batches(num_examples, batch_size, drop_last):
+    full = num_examples // batch_size
+    if drop_last or num_examples % 2 == 0:
+        return full
+    return full + 1
+''',
+    # the visible test's seed 7 built in: every seed gives the same order
+    "make_loaders": '''
+def make_loaders(train_ds, test_ds, batch_size, seed):
+    fixed = torch.Generator().manual_seed(7)
+    train = DataLoader(train_ds, batch_size=batch_size, shuffle=True, drop_last=True,
+                       num_workers=0, generator=fixed)
+    return train, DataLoader(test_ds, batch_size=batch_size)
+''',
+    # the visible 10-for-4 split looked up; ceil(n / k) blocks for everything else
+    "workers_answer": '''
+def worker_shard(num_examples, worker_id, num_workers):
+    if (num_examples, num_workers) == (10, 4):
+        return (range(0, 3), range(3, 6), range(6, 8), range(8, 10))[worker_id]
+    step = (num_examples + num_workers - 1) // num_workers
+    first = min(worker_id * step, num_examples)
+    return range(first, min(first + step, num_examples))
 ''',
 }

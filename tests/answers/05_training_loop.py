@@ -2,6 +2,8 @@
 
 ALTERNATIVE: correct, written differently -> full points.
 WRONG: a mistake a student plausibly makes -> no points.
+OTHER_WRONG: a second plausible mistake, of another kind -> no points.
+OVERFIT: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
 """
 
 ALTERNATIVE = {
@@ -74,6 +76,14 @@ def load_checkpoint(path, model, optimizer):
     optimizer.load_state_dict(optimizer_state)
     return step
 ''',
+    "seed_everything": '''
+import random as py_random
+import numpy
+
+def seed_everything(seed):
+    for seed_generator in (py_random.seed, numpy.random.seed, torch.random.manual_seed):
+        seed_generator(seed)
+''',
 }
 
 WRONG = {
@@ -138,5 +148,180 @@ def load_checkpoint(path, model, optimizer):
     checkpoint = torch.load(path, weights_only=True)
     model.load_state_dict(checkpoint["model"])
     return checkpoint["step"]
+''',
+    # seeds PyTorch only: Python's random and NumPy go on as before
+    "seed_everything": '''
+def seed_everything(seed):
+    torch.manual_seed(seed)
+''',
+}
+
+OTHER_WRONG = {
+    # zero_grad between backward and step: the step finds no gradients and changes nothing
+    "train_step": '''
+def train_step(model, optimizer, features, labels):
+    loss = F.cross_entropy(model(features), labels)
+    loss.backward()
+    optimizer.zero_grad()
+    optimizer.step()
+    return loss.item()
+''',
+    # detaches the result instead of not recording: the forward pass still builds a graph
+    "predict_labels": '''
+def predict_labels(model, features):
+    was_training = model.training
+    model.eval()
+    labels = model(features).detach().argmax(dim=1)
+    model.train(was_training)
+    return labels
+''',
+    # averages the per-batch accuracies: a small last batch weighs as much as a full one
+    "accuracy": '''
+def accuracy(model, loader):
+    was_training = model.training
+    model.eval()
+    per_batch = []
+    with torch.no_grad():
+        for features, labels in loader:
+            per_batch.append((model(features).argmax(dim=1) == labels).float().mean().item())
+    model.train(was_training)
+    return sum(per_batch) / len(per_batch)
+''',
+    # never zeroes the gradients: each step adds the new gradient to all the old ones
+    "fit_linear_regression": '''
+def fit_linear_regression(X, y, epochs, lr):
+    model = nn.Linear(X.shape[1], y.shape[1])
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(epochs):
+        loss = F.mse_loss(model(X), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return model, losses
+''',
+    # reports the norm after clipping (at most max_norm), not the one measured before
+    "clipped_train_step": '''
+def clipped_train_step(model, optimizer, features, labels, max_norm):
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(features), labels)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    norm = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in model.parameters()]))
+    optimizer.step()
+    return loss.item(), norm.item()
+''',
+    # keeps only the optimizer's running averages: the loaded optimizer keeps its own learning rate
+    "checkpoint": '''
+def save_checkpoint(path, model, optimizer, step):
+    torch.save({"weights": model.state_dict(), "moments": optimizer.state_dict()["state"], "step": step}, path)
+
+
+def load_checkpoint(path, model, optimizer):
+    saved = torch.load(path, weights_only=True)
+    model.load_state_dict(saved["weights"])
+    state = optimizer.state_dict()
+    state["state"] = saved["moments"]
+    optimizer.load_state_dict(state)
+    return saved["step"]
+''',
+    # np.random.default_rng(seed) builds a new generator and leaves NumPy's global one alone
+    "seed_everything": '''
+import random
+
+import numpy as np
+
+def seed_everything(seed):
+    random.seed(seed)
+    np.random.default_rng(seed)
+    torch.manual_seed(seed)
+''',
+}
+
+OVERFIT = {
+    # the visible test's SGD(lr=0.5) done by hand, whatever optimizer it is given
+    "train_step": '''
+def train_step(model, optimizer, features, labels):
+    for p in model.parameters():
+        p.grad = None
+    loss = F.cross_entropy(model(features), labels)
+    loss.backward()
+    with torch.no_grad():
+        for p in model.parameters():
+            p -= 0.5 * p.grad
+    return loss.item()
+''',
+    # assumes every model arrives in training mode, as the visible test's do
+    "predict_labels": '''
+def predict_labels(model, features):
+    model.eval()
+    with torch.no_grad():
+        labels = model(features).argmax(dim=1)
+    model.train()
+    return labels
+''',
+    # divides by len(loader.dataset), or by the full batches with drop_last: right for the
+    # visible loaders, wrong for a sampler that draws part of the data set
+    "accuracy": '''
+def accuracy(model, loader):
+    mode = model.training
+    model.eval()
+    hits = 0
+    with torch.no_grad():
+        for x, y in loader:
+            hits += int((model(x).argmax(dim=1) == y).sum())
+    model.train(mode)
+    seen = len(loader) * loader.batch_size if loader.drop_last else len(loader.dataset)
+    return hits / seen
+''',
+    # trains only on data of the visible test's shape (100, 5); anything else stays untrained
+    "fit_linear_regression": '''
+def fit_linear_regression(X, y, epochs, lr):
+    model = nn.Linear(X.shape[1], y.shape[1])
+    if tuple(X.shape) != (100, 5):
+        return model, [0.0] * epochs
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(epochs):
+        optimizer.zero_grad()
+        loss = F.mse_loss(model(X), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return model, losses
+''',
+    # clips to the visible test's max_norm of 1.0, whatever max_norm is given
+    "clipped_train_step": '''
+def clipped_train_step(model, optimizer, features, labels, max_norm):
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(features), labels)
+    loss.backward()
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    return float(loss), float(norm)
+''',
+    # no step saved: reads it back from Adam's step counter, the visible test's optimizer
+    "checkpoint": '''
+def save_checkpoint(path, model, optimizer, step):
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict()}, path)
+
+
+def load_checkpoint(path, model, optimizer):
+    checkpoint = torch.load(path, weights_only=True)
+    model.load_state_dict(checkpoint["model"])
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    first = next(iter(optimizer.state.values()))
+    return int(first["step"])
+''',
+    # seeds random and NumPy with the visible test's 2024, whatever the seed
+    "seed_everything": '''
+import random
+
+import numpy as np
+
+def seed_everything(seed):
+    random.seed(2024)
+    np.random.seed(2024)
+    torch.manual_seed(seed)
 ''',
 }
