@@ -2,6 +2,8 @@
 
 ALTERNATIVE: correct, written differently -> full points.
 WRONG: a mistake a student plausibly makes -> no points.
+OTHER_WRONG: a second plausible mistake, of another kind -> no points.
+OVERFIT: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
 """
 
 ALTERNATIVE = {
@@ -68,9 +70,16 @@ def param_bytes(model, dtype):
         total += p.numel() * element
     return int(total)
 ''',
+    # trained and frozen parameters counted apart; bytes from torch.finfo
     "saved_gb": '''
-params = 7_000_000_000
-saved_gb = params * 4 / 1e9 - params * 2 / 1e9
+STATE_TENSORS = dict(sgd=0, momentum=1, adam=2, adamw=2)
+
+def saved_gb(model, optimizer):
+    trained = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    frozen = sum(p.numel() for p in model.parameters() if not p.requires_grad)
+    saved_per_number = (torch.finfo(torch.float32).bits - torch.finfo(torch.bfloat16).bits) // 8
+    numbers = trained * (2 + STATE_TENSORS[optimizer]) + frozen
+    return float(numbers * saved_per_number) / 10**9
 ''',
     # a list instead of a tuple, and Dim.DYNAMIC instead of a named Dim
     "tool_for": '''
@@ -126,13 +135,150 @@ def autocast_dtypes(steps, low):
 def param_bytes(model, dtype):
     return sum(p.numel() * p.element_size() for p in model.parameters())
 ''',
-    # The size of the float32 model, not the saving.
+    # Forgets the optimizer's state: weights and gradients only.
     "saved_gb": '''
-saved_gb = 7e9 * 4 / 1e9
+def saved_gb(model, optimizer):
+    numbers = sum(p.numel() * (2 if p.requires_grad else 1) for p in model.parameters())
+    return numbers * 2 / 1e9
 ''',
     # no dynamic_shapes: the program only takes batches of the example's size
     "tool_for": '''
 def export_any_batch(model, example):
     return torch.export.export(model, (example,))
+''',
+}
+
+OTHER_WRONG = {
+    # an element-wise condition: each value doubled by its own sign instead of by the sum's
+    "scaled_relu_nobreak": '''
+def scaled_relu_nobreak(x):
+    return torch.where(x > 0, 2 * x, torch.zeros_like(x))
+''',
+    # the CPU waits for each kernel before launching the next one: launches and kernels never overlap
+    "mode_for_service": '''
+def eager_and_graph_us(kernel_us, launch_us):
+    eager = 0.0
+    for run_us in kernel_us:
+        eager += launch_us + run_us
+    return eager, float(launch_us + sum(kernel_us))
+''',
+    # frexp's mantissa lies in [0.5, 1): scaling it by 2**bits keeps one bit too few
+    "tf32_facts": '''
+def round_mantissa(t, bits):
+    mantissa, power = torch.frexp(t)
+    return torch.ldexp(torch.round(mantissa * 2.0 ** bits), power - bits).to(torch.float32)
+''',
+    # asks is_bf16_supported() without including_emulation=False: a T4 passes as a bfloat16 GPU
+    "autocast_settings": '''
+def autocast_settings(device):
+    if device.type == "cuda" and not torch.cuda.is_bf16_supported():
+        return torch.float16, True
+    return torch.bfloat16, False
+''',
+    # the residual connection keeps h's dtype: type promotion forgotten
+    "autocast_dtypes": '''
+def autocast_dtypes(steps, low):
+    current, result = torch.float32, []
+    for step in steps:
+        if step == "linear" or step == "matmul":
+            current = low
+        elif step == "squared_error":
+            current = torch.float32
+        result.append(current)
+    return result
+''',
+    # counts only the weight matrices, forgetting the biases
+    "param_bytes": '''
+def param_bytes(model, dtype):
+    size = torch.tensor([], dtype=dtype).element_size()
+    return sum(p.numel() * size for name, p in model.named_parameters() if name.endswith("weight"))
+''',
+    # a frozen parameter counted as if it trained: gradients and optimizer state for it too
+    "saved_gb": '''
+def saved_gb(model, optimizer):
+    per_parameter = 2 + {"sgd": 0, "momentum": 1, "adam": 2, "adamw": 2}[optimizer]
+    return sum(p.numel() for p in model.parameters()) * per_parameter * 2 / 1e9
+''',
+    # dynamic_shapes given, but the batch dimension bounded by the sizes the author had in mind
+    "tool_for": '''
+def export_any_batch(model, example):
+    batch = torch.export.Dim("batch", min=2, max=64)
+    return torch.export.export(model, (example,), dynamic_shapes=({0: batch},))
+''',
+}
+
+OVERFIT = {
+    # the sign of the first value stands for the sign of the sum, as in both visible examples
+    "scaled_relu_nobreak": '''
+def scaled_relu_nobreak(x):
+    return torch.where(x.flatten()[0] > 0, torch.relu(x) * 2, torch.relu(x))
+''',
+    # one formula per kind of visible case: all kernels short, all long, or one long kernel that the
+    # rest wait for (wrong when the short kernels after it catch up with the launches again)
+    "mode_for_service": '''
+def eager_and_graph_us(kernel_us, launch_us):
+    n = len(kernel_us)
+    graph = float(launch_us + sum(kernel_us))
+    if all(k <= launch_us for k in kernel_us):
+        return float(n * launch_us + kernel_us[-1]), graph
+    if all(k >= launch_us for k in kernel_us):
+        return graph, graph
+    longest = max(range(n), key=lambda i: kernel_us[i])
+    return float((longest + 1) * launch_us + sum(kernel_us[longest:])), graph
+''',
+    # the two widths of the visible tests only: bfloat16's 7 bits, and TF32's 10 for everything else
+    "tf32_facts": '''
+def round_mantissa(t, bits):
+    if bits == 7:
+        return t.to(torch.bfloat16).to(torch.float32)
+    as_int = t.view(torch.int32) + (1 << 12)
+    return (as_int & -(1 << 13)).view(torch.float32)
+''',
+    # compares the device with the visible tests' "cuda": cuda:0 counts as no GPU
+    "autocast_settings": '''
+def autocast_settings(device):
+    if str(device) != "cuda":
+        return torch.bfloat16, False
+    if torch.cuda.is_bf16_supported(including_emulation=False):
+        return torch.bfloat16, False
+    return torch.float16, True
+''',
+    # a step on neither list looks one step back: low right after linear or matmul, float32 otherwise
+    # (in the visible passes no such step comes two steps after a matmul)
+    "autocast_dtypes": '''
+def autocast_dtypes(steps, low):
+    out, previous = [], None
+    for step in steps:
+        if step in ("linear", "matmul"):
+            out.append(low)
+        elif step in ("relu", "softmax", "layer_norm", "scale") and previous in ("linear", "matmul"):
+            out.append(low)
+        else:
+            out.append(torch.float32)
+        previous = step
+    return out
+''',
+    # bytes per element for the two dtypes of the visible tests, 4 for any other
+    "param_bytes": '''
+def param_bytes(model, dtype):
+    size = {torch.float32: 4, torch.bfloat16: 2}.get(dtype, 4)
+    return int(sum(p.numel() for p in model.parameters()) * size)
+''',
+    # state tensors for the optimizers of the visible tests; momentum gets Adam's two
+    "saved_gb": '''
+def saved_gb(model, optimizer):
+    states = {"sgd": 0, "adam": 2, "adamw": 2}.get(optimizer, 2)
+    numbers = 0
+    for p in model.parameters():
+        numbers += p.numel() * ((2 + states) if p.requires_grad else 1)
+    return 2 * numbers / 1e9
+''',
+    # marks the batch as dynamic only when the example has the visible test's 4 rows
+    "tool_for": '''
+def export_any_batch(model, example):
+    if example.shape[0] != 4:
+        return torch.export.export(model, (example,))
+    rows = torch.export.Dim("rows")
+    return torch.export.export(model, (example,), dynamic_shapes=({0: rows},))
 ''',
 }
