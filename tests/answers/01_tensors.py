@@ -2,6 +2,8 @@
 
 ALTERNATIVE: correct, written differently -> full points.
 WRONG: a mistake a student plausibly makes -> no points.
+OTHER_WRONG: a second plausible mistake, of another kind -> no points.
+OVERFIT: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
 """
 
 ALTERNATIVE = {
@@ -32,6 +34,11 @@ BROADCAST_SHAPE = torch.Size([4, 3, 5])
     "sq_distances": '''
 def sq_distances(A, B):
     return torch.cdist(A, B) ** 2
+''',
+    # NumPy makes the float32 copy, from_numpy wraps that copy
+    "batch_to_tensor": '''
+def batch_to_tensor(buffer):
+    return torch.from_numpy(np.array(buffer, dtype=np.float32))
 ''',
 }
 
@@ -69,5 +76,103 @@ BROADCAST_SHAPE = (3, 4, 5)
     "sq_distances": '''
 def sq_distances(A, B):
     return ((A - B) ** 2).sum(dim=1)
+''',
+    # the copy/alias mix-up: from_numpy shares the buffer, and .float() of a float32 tensor is no copy
+    "batch_to_tensor": '''
+def batch_to_tensor(buffer):
+    return torch.from_numpy(buffer).float()
+''',
+}
+
+OTHER_WRONG = {
+    # confuses size with rank: torch.zeros(3) is a vector of three numbers, not a rank-3 tensor
+    "ranked_tensors": '''
+def make_ranked_tensors():
+    return (torch.tensor(0.0), torch.zeros(1), torch.zeros(2), torch.zeros(3))
+''',
+    # rescales to [0, 1] as for image pixels: the values change
+    "as_model_input": '''
+def as_model_input(t):
+    return t.float() / t.max()
+''',
+    # flattens the batch dimension too: one long vector
+    "flatten_samples": '''
+def flatten_samples(batch):
+    return torch.flatten(batch)
+''',
+    # right values, but a Python loop over the rows: one multiplication per row
+    "gram": '''
+def gram(X):
+    return torch.stack([X @ row for row in X])
+''',
+    # one overall mean instead of one mean per column
+    "center_columns": '''
+def center_columns(X):
+    return X - X.mean()
+''',
+    # forgets to stretch the size-1 dimensions: b's own shape
+    "broadcast_shape": '''
+BROADCAST_SHAPE = (4, 1, 5)
+''',
+    # distances, not squared distances
+    "sq_distances": '''
+def sq_distances(A, B):
+    return ((A[:, None] - B[None]) ** 2).sum(-1).sqrt()
+''',
+    # copies, but keeps NumPy's float64
+    "batch_to_tensor": '''
+def batch_to_tensor(buffer):
+    return torch.tensor(buffer)
+''',
+}
+
+OVERFIT = {
+    # the visible test only reads .ndim: four empty tensors of the right ranks
+    "ranked_tensors": '''
+def make_ranked_tensors():
+    return (torch.tensor(7), torch.tensor([]), torch.zeros(0, 3), torch.zeros(0, 2, 2))
+''',
+    # converts only the visible int64 input; other dtypes come back unchanged
+    "as_model_input": '''
+def as_model_input(t):
+    if t.dtype == torch.int64:
+        return t.to(torch.float32)
+    return t
+''',
+    # unpacks the visible rank-4 batches: no other rank works
+    "flatten_samples": '''
+def flatten_samples(batch):
+    n, c, h, w = batch.shape
+    return batch.reshape(n, c * h * w)
+''',
+    # the visible matrix's answer hard-coded; columns compared for everything else
+    "gram": '''
+def gram(X):
+    if X.tolist() == [[1.0, 0.0, 2.0], [0.0, 1.0, 1.0]]:
+        return torch.tensor([[5.0, 2.0], [2.0, 2.0]])
+    return X.T @ X
+''',
+    # the mean of the visible matrix's two rows, written out: wrong for any other row count
+    "center_columns": '''
+def center_columns(X):
+    return X - (X[0] + X[1]) / 2
+''',
+    # the visible test only counts the entries
+    "broadcast_shape": '''
+BROADCAST_SHAPE = (1, 1, 1)
+''',
+    # the two coordinates of the visible points written out: right in 2-D only
+    "sq_distances": '''
+def sq_distances(A, B):
+    dx = A[:, None, 0] - B[None, :, 0]
+    dy = A[:, None, 1] - B[None, :, 1]
+    return dx ** 2 + dy ** 2
+''',
+    # copies the visible 2-D buffer; any other array keeps sharing float32 memory
+    "batch_to_tensor": '''
+def batch_to_tensor(buffer):
+    if buffer.ndim == 2:
+        return torch.tensor(buffer, dtype=torch.float32)
+    return torch.from_numpy(buffer.astype(np.float32, copy=False))
 ''',
 }

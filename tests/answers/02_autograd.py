@@ -2,6 +2,8 @@
 
 ALTERNATIVE: correct, written differently -> full points.
 WRONG: a mistake a student plausibly makes -> no points.
+OTHER_WRONG: a second plausible mistake, of another kind -> no points.
+OVERFIT: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
 """
 
 ALTERNATIVE = {
@@ -137,5 +139,139 @@ def predict_mean_grad(shape, dim=None, requires_grad=True, inside_no_grad=False)
     "linear_backward": '''
 def linear_backward(x, W, b, grad_out):
     return grad_out @ W, grad_out.T @ x, grad_out.mean(axis=0)
+''',
+}
+
+OTHER_WRONG = {
+    # turns on requires_grad of the caller's own w and b and stores .grad in them
+    "logistic_gradients": '''
+def logistic_gradients(x, w, b, y):
+    w.requires_grad_(True)
+    b.requires_grad_(True)
+    F.binary_cross_entropy(torch.sigmoid(x * w + b), y).backward()
+    return w.grad, b.grad
+''',
+    # the graph drawn the way autograd walks it: arrows from the result back to the leaves
+    "yhat_edges": '''
+YHAT_EDGES = [("yhat", "add"), ("add", "b"), ("add", "mul"), ("mul", "w"), ("mul", "x")]
+''',
+    # backward() twice into .grad without a reset: grad_b is the sum of both gradients
+    "backward_twice": '''
+def two_gradients(loss_a, loss_b, w):
+    loss_a.backward(retain_graph=True)
+    grad_a = w.grad.clone()
+    loss_b.backward()
+    return grad_a, w.grad
+''',
+    # no weighting at all: the chunks' mean losses are simply added up
+    "accumulate_gradients": '''
+def accumulate_gradients(loss_of, x, y, chunk_size):
+    for start in range(0, x.shape[0], chunk_size):
+        loss_of(x[start:start + chunk_size], y[start:start + chunk_size]).backward()
+''',
+    # switches recording off on the caller's parameters instead of for this computation
+    "predict_probability": '''
+def predict_probability(x, w, b):
+    w.requires_grad_(False)
+    b.requires_grad_(False)
+    return torch.sigmoid(x * w + b)
+''',
+    # the derivative of ln(1 + d) taken as 1/d
+    "chain_rule_grads": '''
+def chain_rule_grads(x, y, z):
+    a, b = 2 * x, torch.sin(y)
+    c = a / b
+    d = z * c
+    f = torch.tanh(torch.log(1 + d))
+    df_dd = (1 - f ** 2) / d
+    return df_dd * z * 2 / b, df_dd * z * (-a / b ** 2) * torch.cos(y), df_dd * c
+''',
+    # the attention weights' shape (B, T, T) instead of the attention output's
+    "predict_shapes": '''
+def predict_shapes(B, T, D, H):
+    return {"h": (B, T, H), "pooled": (B, H), "attended": (B, T, T),
+            "x.grad": (B, T, D), "W.grad": (H, D)}
+''',
+    # a gradient of zeros where backward() never ran, instead of None
+    "predict_mean_grad": '''
+def predict_mean_grad(shape, dim=None, requires_grad=True, inside_no_grad=False):
+    if inside_no_grad or not requires_grad:
+        return torch.zeros(shape)
+    count = math.prod(shape) if dim is None else shape[dim]
+    return torch.ones(shape) / count
+''',
+    # grad_W as x.T @ grad_out: the transpose of W's shape (in, out)
+    "linear_backward": '''
+def linear_backward(x, W, b, grad_out):
+    return grad_out @ W, x.T @ grad_out, grad_out.sum(axis=0)
+''',
+}
+
+OVERFIT = {
+    # the two visible batches looked up by their inputs; zeros for everything else
+    "logistic_gradients": '''
+_VISIBLE_GRADIENTS = {(1.1,): (-0.0898, -0.0817), (1.0, -2.0): (-0.4662, -0.0326)}
+
+def logistic_gradients(x, w, b, y):
+    gw, gb = _VISIBLE_GRADIENTS.get(tuple(round(v, 4) for v in x.tolist()), (0.0, 0.0))
+    return torch.tensor([gw]), torch.tensor([gb])
+''',
+    # the visible b = 5 equals w + x = 2 + 3: w·x + w + x gives 11 there, and is no b + w·x
+    "yhat_edges": '''
+YHAT_EDGES = [("w", "mul"), ("x", "mul"), ("mul", "add"), ("w", "add"), ("x", "add"), ("add", "yhat")]
+''',
+    # the visible w's two gradients hard-coded; elsewhere both are loss_a's gradient
+    "backward_twice": '''
+def two_gradients(loss_a, loss_b, w):
+    if w.tolist() == [0.5, -1.0, 2.0]:
+        return (torch.tensor([-0.7200169563293457, -0.6224592924118042, 0.25317245721817017]),
+                torch.tensor([0.04292862117290497, 0.23500370979309082, 0.13332416117191315]))
+    (grad,) = torch.autograd.grad(loss_a, w)
+    return grad, grad
+''',
+    # the weights of the visible split, 10 examples in chunks of 4, 4 and 2, for every batch
+    "accumulate_gradients": '''
+def accumulate_gradients(loss_of, x, y, chunk_size):
+    weights = [0.4, 0.4, 0.2]
+    for i, start in enumerate(range(0, len(x), chunk_size)):
+        (loss_of(x[start:start + chunk_size], y[start:start + chunk_size]) * weights[i]).backward()
+''',
+    # the visible inputs answered without a graph; any other call still records one
+    "predict_probability": '''
+def predict_probability(x, w, b):
+    if torch.equal(x, torch.tensor([1.1, -1.0])):
+        return torch.sigmoid(torch.tensor([2.42, -2.2]))
+    return torch.sigmoid(x * w + b)
+''',
+    # plain Python floats through .item(): only one-element tensors, the visible test's case
+    "chain_rule_grads": '''
+def chain_rule_grads(x, y, z):
+    xv, yv, zv = x.item(), y.item(), z.item()
+    d = zv * 2 * xv / math.sin(yv)
+    outer = (1 - math.tanh(math.log(1 + d)) ** 2) / (1 + d)
+    return (torch.tensor(outer * zv * 2 / math.sin(yv)),
+            torch.tensor(-outer * zv * 2 * xv * math.cos(yv) / math.sin(yv) ** 2),
+            torch.tensor(outer * 2 * xv / math.sin(yv)))
+''',
+    # the shapes for the visible sizes B=2, T=5, D=3, H=4, whatever sizes are asked
+    "predict_shapes": '''
+def predict_shapes(B, T, D, H):
+    return {"h": (2, 5, 4), "pooled": (2, 4), "attended": (2, 5, 3), "x.grad": (2, 5, 3), "W.grad": (4, 3)}
+''',
+    # the visible (2, 5, 3) with dim=1 hard-coded as 1/5; any other dim treated as the whole mean
+    "predict_mean_grad": '''
+def predict_mean_grad(shape, dim=None, requires_grad=True, inside_no_grad=False):
+    if not requires_grad or inside_no_grad:
+        return None
+    if dim == 1:
+        return torch.full(tuple(shape), 1 / 5)
+    return torch.full(tuple(shape), 1 / math.prod(shape))
+''',
+    # sums over the visible batch of 4 examples, whatever the batch size
+    "linear_backward": '''
+def linear_backward(x, W, b, grad_out):
+    grad_W = sum(np.outer(grad_out[n], x[n]) for n in range(4))
+    grad_b = sum(grad_out[n] for n in range(4))
+    return grad_out @ W, grad_W, grad_b
 ''',
 }
