@@ -2,6 +2,8 @@
 
 ALTERNATIVE: correct, written differently -> full points.
 WRONG: a mistake a student plausibly makes -> no points.
+OTHER_WRONG: a second plausible mistake, of another kind -> no points.
+OVERFIT: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
 """
 
 ALTERNATIVE = {
@@ -31,6 +33,25 @@ def record_output_shapes(model, x):
     for h in handles:
         h.remove()
     return seen
+''',
+    # a forward hook on each Linear puts a tensor hook on its output: the gradient w.r.t. the output
+    "linear_grad_norms": '''
+def linear_grad_norms(model, x, y):
+    fired = []
+
+    def watch(name):
+        def forward_hook(module, args, output):
+            output.register_hook(lambda grad: fired.append((name, float(torch.linalg.vector_norm(grad)))))
+        return forward_hook
+
+    handles = [m.register_forward_hook(watch(n)) for n, m in model.named_modules() if type(m) is nn.Linear]
+    try:
+        loss = F.cross_entropy(model(x), y)
+    finally:
+        for h in handles:
+            h.remove()
+    loss.backward()
+    return dict(fired)
 ''',
     "classify_images": '''
 def classify_images(model, images):
@@ -127,6 +148,22 @@ def record_output_shapes(model, x):
         handle.remove()
     return [(name, shapes[name]) for name, module in model.named_modules() if name in shapes]
 ''',
+    # a forward hook: the norms of the layers' outputs (activations), in forward order
+    "linear_grad_norms": '''
+def linear_grad_norms(model, x, y):
+    norms = {}
+    handles = []
+    for name, module in model.named_modules():
+        if isinstance(module, nn.Linear):
+            def hook(module, inputs, output, name=name):
+                norms[name] = output.norm().item()
+            handles.append(module.register_forward_hook(hook))
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    for handle in handles:
+        handle.remove()
+    return norms
+''',
     # squeeze removes the channel dimension but keeps 28 x 28
     "classify_images": '''
 def classify_images(model, images):
@@ -189,4 +226,194 @@ def silent_bug_report(model, loss, inputs):
         problems.add("detached_loss")
     return problems
 ''',
+}
+
+OTHER_WRONG = {
+    # numpy's habit: the population standard deviation (correction=0), not torch's default
+    "grad_stats": """
+def grad_stats(model):
+    out = {}
+    for name, param in model.named_parameters():
+        if param.grad is not None:
+            g = param.grad
+            out[name] = {"mean": g.mean().item(), "std": g.std(correction=0).item(), "norm": g.norm().item()}
+    return out
+""",
+    # right records, but the hooks are never removed: they fire on every later forward pass
+    "record_output_shapes": """
+def record_output_shapes(model, x):
+    records = []
+    for name, module in model.named_modules():
+        if not list(module.children()):
+            module.register_forward_hook(lambda m, i, o, name=name: records.append((name, tuple(o.shape))))
+    model(x)
+    return records
+""",
+    # the right hooks and norms, but the handles are never removed: the hooks keep firing
+    "linear_grad_norms": """
+def linear_grad_norms(model, x, y):
+    norms = {}
+    for name, layer in model.named_modules():
+        if isinstance(layer, nn.Linear):
+            layer.register_full_backward_hook(
+                lambda module, grad_input, grad_output, name=name: norms.__setitem__(name, grad_output[0].norm().item()))
+    F.cross_entropy(model(x), y).backward()
+    return norms
+""",
+    # view() instead of reshape(): fails on a batch that is not contiguous (channels-last)
+    "classify_images": """
+def classify_images(model, images):
+    return model(images.view(images.size(0), -1))
+""",
+    # far too cautious: finite, but after 100 steps the loss is still far above 1.0
+    "stable_lr": """
+STABLE_LR = 1e-4
+""",
+    # scales each micro-batch right, but never clears the gradients left from an earlier step
+    "accumulation_factor": """
+def accumulate_gradients(model, micro_batches):
+    n = sum(len(y) for _, y in micro_batches)
+    mean = 0.0
+    for x, y in micro_batches:
+        part = F.cross_entropy(model(x), y, reduction="sum") / n
+        part.backward()
+        mean += part.item()
+    return mean
+""",
+    # moves the model to the data instead of the data to the model
+    "predict_on_model_device": """
+def predict_on_model_device(model, x):
+    return model.to(x.device)(x)
+""",
+    # averages the batch means: the short last batch counts as much as a full one
+    "validation_loss": """
+def validation_loss(model, loader):
+    was_training = model.training
+    model.eval()
+    batch_means = []
+    with torch.no_grad():
+        for features, labels in loader:
+            batch_means.append(F.cross_entropy(model(features), labels).item())
+    model.train(was_training)
+    return sum(batch_means) / len(batch_means)
+""",
+    # records the loss measured after each update instead of before it
+    "overfit_one_batch": """
+def overfit_one_batch(model, features, labels, steps, lr):
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    model.train()
+    losses = []
+    for _ in range(steps):
+        optimizer.zero_grad()
+        F.cross_entropy(model(features), labels).backward()
+        optimizer.step()
+        with torch.no_grad():
+            losses.append(F.cross_entropy(model(features), labels).item())
+    return losses
+""",
+    # stale when the gradient SUMS to something nonzero: misses entries that cancel out
+    "silent_bug_report": """
+def silent_bug_report(model, loss, inputs):
+    problems = set()
+    if any(p.grad is not None and p.grad.sum().item() != 0 for p in model.parameters()):
+        problems.add("stale_grads")
+    if not model.training:
+        problems.add("eval_mode")
+    if any(p.device != inputs.device for p in model.parameters()):
+        problems.add("mixed_devices")
+    if not loss.requires_grad:
+        problems.add("detached_loss")
+    return problems
+""",
+}
+
+OVERFIT = {
+    # the visible model has a gradient for every parameter: no check for None (a frozen layer crashes it)
+    "grad_stats": """
+def grad_stats(model):
+    return {name: {"mean": p.grad.mean().item(), "std": p.grad.std().item(), "norm": p.grad.norm().item()}
+            for name, p in model.named_parameters()}
+""",
+    # one level of children, with a special case for the course MLP's `layers`: right for the two
+    # visible models, wrong for nested containers
+    "record_output_shapes": """
+def record_output_shapes(model, x):
+    prefix, parent = ("layers.", model.layers) if hasattr(model, "layers") else ("", model)
+    records = []
+    handles = [child.register_forward_hook(lambda m, i, o, name=prefix + name: records.append((name, tuple(o.shape))))
+               for name, child in parent.named_children()]
+    model(x)
+    for handle in handles:
+        handle.remove()
+    return records
+""",
+    # the three Linear layers of the visible model, by their index in the course MLP's `layers`
+    "linear_grad_norms": """
+def linear_grad_norms(model, x, y):
+    norms = {}
+    handles = []
+    for index in (4, 2, 0):
+        hook = lambda module, gin, gout, name=f"layers.{index}": norms.update({name: gout[0].norm().item()})
+        handles.append(model.layers[index].register_full_backward_hook(hook))
+    F.cross_entropy(model(x), y).backward()
+    for handle in handles:
+        handle.remove()
+    return norms
+""",
+    # the visible images are 28 x 28 with one channel: 784 features, hard-coded
+    "classify_images": """
+def classify_images(model, images):
+    return model(images.reshape(-1, 28 * 28))
+""",
+    # just below the visible bound of 0.05: still diverges
+    "stable_lr": """
+STABLE_LR = 0.049
+""",
+    # the visible micro-batches always add up to 10 examples
+    "accumulation_factor": """
+def accumulate_gradients(model, micro_batches):
+    model.zero_grad(set_to_none=True)
+    total = 0.0
+    for features, labels in micro_batches:
+        loss = F.cross_entropy(model(features), labels) * len(labels) / 10
+        loss.backward()
+        total += loss.item()
+    return total
+""",
+    # finds the device through the course MLP's first layer, which only the visible models have
+    "predict_on_model_device": """
+def predict_on_model_device(model, x):
+    return model(x.to(model.layers[0].weight.device))
+""",
+    # the visible model arrives in training mode: always puts it back in training mode
+    "validation_loss": """
+def validation_loss(model, loader):
+    model.eval()
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for features, labels in loader:
+            total += F.cross_entropy(model(features), labels, reduction="sum").item()
+            count += len(labels)
+    model.train()
+    return total / count
+""",
+    # Adam at the visible learning rate 0.01, whatever lr says
+    "overfit_one_batch": """
+def overfit_one_batch(model, features, labels, steps, lr):
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    model.train()
+    return [course.train_step(model, optimizer, features, labels) for _ in range(steps)]
+""",
+    # the visible tests never mix devices: no device check at all
+    "silent_bug_report": """
+def silent_bug_report(model, loss, inputs):
+    problems = set()
+    if any(p.grad is not None and bool((p.grad != 0).any()) for p in model.parameters()):
+        problems.add("stale_grads")
+    if not model.training:
+        problems.add("eval_mode")
+    if not loss.requires_grad:
+        problems.add("detached_loss")
+    return problems
+""",
 }
