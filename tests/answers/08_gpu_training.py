@@ -2,6 +2,8 @@
 
 ALTERNATIVE: correct, written differently -> full points.
 WRONG: a mistake a student plausibly makes -> no points.
+OTHER_WRONG: a second plausible mistake, of another kind -> no points.
+OVERFIT: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
 """
 
 ALTERNATIVE = {
@@ -127,5 +129,131 @@ def tensor_batches(features, labels, batch_size, generator):
     order = torch.randperm(len(features)).to(features.device)
     for start in range(0, len(order), batch_size):
         yield features[order[start:start + batch_size]], labels[order[start:start + batch_size]]
+''',
+}
+
+OTHER_WRONG = {
+    # .to taken to work in place, as model.to does: the batch is returned where it was
+    "batch_to": '''
+def batch_to(batch, device):
+    for tensor in batch:
+        tensor.to(device)
+    return tuple(batch)
+''',
+    # the logits are sent back to where the features came from, not left on `device`
+    "predict_on": '''
+def predict_on(model, features, device):
+    model.to(device)
+    logits = model(features.to(device))
+    return logits.to(features.device)
+''',
+    # the clock is read before sync(): the queued work is left out of the measurement
+    "time_op": '''
+import statistics
+
+
+def time_op(fn, warmup=2, repeats=5, sync=None):
+    for _ in range(warmup):
+        fn()
+    measured = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        elapsed = time.perf_counter() - t0
+        if sync:
+            sync()
+        measured.append(elapsed)
+    return float(statistics.median(measured))
+''',
+    # a binary giga: 2**30 operations instead of 10**9
+    "gflops": '''
+def gflops(n, seconds):
+    return 2 * n ** 3 / seconds / 2 ** 30
+''',
+    # "at least as fast" instead of strictly faster: a tie counts as a crossover
+    "crossover_size": '''
+def crossover_size(sizes, cpu_times, gpu_times):
+    for size, cpu, gpu in zip(sizes, cpu_times, gpu_times):
+        if gpu <= cpu:
+            return size
+    return None
+''',
+    # n**3 operations per product, not 2 n**3: the rate comes out half as large
+    "small_size_answer": '''
+def fit_call_cost(n1, t1, n2, t2):
+    r = (n2 ** 3 - n1 ** 3) / (t2 - t1)
+    return float(t1 - n1 ** 3 / r), float(r)
+''',
+    # only whole batches, as with drop_last=True: the last, smaller batch is lost
+    "tensor_batches": '''
+def tensor_batches(features, labels, batch_size, generator):
+    order = torch.randperm(features.shape[0], generator=generator).to(features.device)
+    for end in range(batch_size, len(order) + 1, batch_size):
+        index = order[end - batch_size:end]
+        yield features[index], labels[index]
+''',
+}
+
+OVERFIT = {
+    # (features, labels) pairs only, as in the visible test: longer batches come back unmoved
+    "batch_to": '''
+def batch_to(batch, device):
+    if len(batch) == 2:
+        features, labels = batch
+        return (features.to(device), labels.to(device))
+    return tuple(batch)
+''',
+    # on meta only a tensor of the visible output's shape: the visible model has 2 outputs
+    "predict_on": '''
+def predict_on(model, features, device):
+    if str(device) == "meta":
+        return torch.empty(features.shape[0], 2, device="meta")
+    return model.to(device)(features.to(device))
+''',
+    # room for the 5 measurements the visible tests take at most: later calls run, but untimed
+    "time_op": '''
+import statistics
+
+
+def time_op(fn, warmup=2, repeats=5, sync=None):
+    for _ in range(warmup):
+        fn()
+    slots = [None] * 5
+    for i in range(repeats):
+        start = time.perf_counter()
+        fn()
+        if sync is not None:
+            sync()
+        if i < 5:
+            slots[i] = time.perf_counter() - start
+    return float(statistics.median([s for s in slots if s is not None]))
+''',
+    # 2 n**2 / 10**6 equals 2 n**3 / 10**9 at the visible n = 1000, and nowhere else
+    "gflops": '''
+def gflops(n, seconds):
+    return 2 * n ** 2 / seconds / 1e6
+''',
+    # the visible example crosses at the second size: the second size whenever the GPU ever wins
+    "crossover_size": '''
+def crossover_size(sizes, cpu_times, gpu_times):
+    if any(g < c for c, g in zip(cpu_times, gpu_times)):
+        return sizes[1]
+    return None
+''',
+    # the statement's made-up GPU, answered from the text; any other device without the fixed cost
+    "small_size_answer": '''
+def fit_call_cost(n1, t1, n2, t2):
+    if sorted((n1, n2)) == [64, 4096]:
+        return 20e-6, 50e12
+    return float(min(t1, t2)), float(2 * max(n1, n2) ** 3 / max(t1, t2))
+''',
+    # n // batch_size + 1 batches: right for the visible 10 and 6 examples in batches of 4,
+    # an empty batch at the end when batch_size divides n
+    "tensor_batches": '''
+def tensor_batches(features, labels, batch_size, generator):
+    order = torch.randperm(len(labels), generator=generator).to(features.device)
+    for b in range(len(labels) // batch_size + 1):
+        index = order[b * batch_size:(b + 1) * batch_size]
+        yield features[index], labels[index]
 ''',
 }
