@@ -2,6 +2,8 @@
 
 ALTERNATIVE: correct, written differently -> full points.
 WRONG: a mistake a student plausibly makes -> no points.
+OTHER_WRONG: a second plausible mistake, of another kind -> no points.
+OVERFIT: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
 """
 
 ALTERNATIVE = {
@@ -224,4 +226,204 @@ def clipped_step(model, optimizer, features, labels, max_norm):
     optimizer.step()
     return loss.item(), norm.item(), norm.item()
 ''',
+}
+
+OTHER_WRONG = {
+    # follows the chain of Subsets right, but bincount without minlength: a class that never
+    # occurs at the end gets no entry
+    "data_questions": """
+def class_counts(dataset, num_classes):
+    positions = list(range(len(dataset)))
+    while isinstance(dataset, Subset):
+        positions = [dataset.indices[i] for i in positions]
+        dataset = dataset.dataset
+    return torch.bincount(torch.as_tensor(dataset.targets)[positions])
+""",
+    # dropout on the input pixels and after the first hidden layer, none after the second
+    "make_mlp": """
+def make_mlp(hidden=256, dropout=0.2):
+    return nn.Sequential(
+        nn.Flatten(), nn.Dropout(dropout),
+        nn.Linear(784, hidden), nn.ReLU(), nn.Dropout(dropout),
+        nn.Linear(hidden, hidden), nn.ReLU(),
+        nn.Linear(hidden, 10),
+    )
+""",
+    # never calls model.train(): a model that arrives in eval mode trains with dropout off
+    "train_one_epoch": """
+def train_one_epoch(model, loader, optimizer):
+    loss_sum, hits, count = 0.0, 0, 0
+    for features, labels in loader:
+        optimizer.zero_grad()
+        logits = model(features)
+        loss = F.cross_entropy(logits, labels)
+        loss.backward()
+        optimizer.step()
+        loss_sum += loss.item() * labels.numel()
+        hits += (logits.argmax(1) == labels).sum().item()
+        count += labels.numel()
+    return loss_sum / count, hits / count
+""",
+    # eval mode, but no torch.no_grad(): every forward pass builds a graph
+    "evaluate": """
+def evaluate(model, loader):
+    model.eval()
+    loss_sum, hits, count = 0.0, 0, 0
+    for features, labels in loader:
+        logits = model(features)
+        loss_sum += F.cross_entropy(logits, labels, reduction="sum").item()
+        hits += (logits.argmax(dim=1) == labels).sum().item()
+        count += len(labels)
+    return loss_sum / count, hits / count
+""",
+    # indexed += with repeated (true, predicted) pairs adds 1 once per distinct pair, not per example
+    "confusion_matrix": """
+def confusion_matrix(predicted, true, num_classes):
+    matrix = torch.zeros(num_classes, num_classes, dtype=torch.int64)
+    matrix[true, predicted] += 1
+    return matrix
+""",
+    # a new Adam optimizer at every step: its running averages start from scratch each time
+    "overfit_one_batch": """
+def overfit_one_batch(model, features, labels, steps=100, lr=1e-3):
+    model.train()
+    losses = []
+    for _ in range(steps):
+        optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(features), labels)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+""",
+    # a smooth decay, a little every epoch, instead of a tenth every five epochs
+    "make_scheduler": """
+def make_scheduler(optimizer):
+    return torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=0.1 ** (1 / 5))
+""",
+    # copied from a CIFAR example: the first convolution expects 3 colour channels
+    "make_cnn": """
+def make_cnn():
+    return nn.Sequential(
+        nn.Conv2d(3, 16, kernel_size=3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(16, 32, kernel_size=3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(32 * 7 * 7, 10),
+    )
+""",
+    # steps first and clips afterwards: the update uses the unclipped gradients
+    "clipped_step": """
+def clipped_step(model, optimizer, features, labels, max_norm):
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(features), labels)
+    loss.backward()
+    optimizer.step()
+    before = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    after = torch.nn.utils.get_total_norm([p.grad for p in model.parameters() if p.grad is not None])
+    return loss.item(), before.item(), after.item()
+""",
+}
+
+OVERFIT = {
+    # two levels of Subset, the deepest the visible tests go; a third level has no targets
+    "data_questions": """
+def class_counts(dataset, num_classes):
+    if isinstance(dataset, Subset) and isinstance(dataset.dataset, Subset):
+        inner = dataset.dataset
+        labels = torch.as_tensor(inner.dataset.targets)[[inner.indices[i] for i in dataset.indices]]
+    elif isinstance(dataset, Subset):
+        labels = torch.as_tensor(dataset.dataset.targets)[list(dataset.indices)]
+    else:
+        labels = torch.as_tensor(dataset.targets)
+    return torch.bincount(labels, minlength=num_classes)
+""",
+    # the visible tests only use the defaults: hidden=256 and dropout=0.2, hard-coded
+    "make_mlp": """
+def make_mlp(hidden=256, dropout=0.2):
+    return nn.Sequential(nn.Flatten(), nn.Linear(784, 256), nn.ReLU(), nn.Dropout(0.2),
+                         nn.Linear(256, 256), nn.ReLU(), nn.Dropout(0.2), nn.Linear(256, 10))
+""",
+    # statistics from a second forward pass under no_grad: the same logits as the training pass
+    # only when nothing random runs in the model, as in the visible test (dropout 0.0)
+    "train_one_epoch": """
+def train_one_epoch(model, loader, optimizer):
+    model.train()
+    loss_sum, hits, count = 0.0, 0, 0
+    for features, labels in loader:
+        with torch.no_grad():
+            logits = model(features)
+            loss_sum += F.cross_entropy(logits, labels, reduction="sum").item()
+            hits += (logits.argmax(dim=1) == labels).sum().item()
+        optimizer.zero_grad()
+        F.cross_entropy(model(features), labels).backward()
+        optimizer.step()
+        count += len(labels)
+    return loss_sum / count, hits / count
+""",
+    # weights the batches 4, 4, ..., 2: the sizes of the visible loader's batches
+    "evaluate": """
+def evaluate(model, loader):
+    model.eval()
+    batches = list(loader)
+    losses, hits, weights = 0.0, 0, 0
+    with torch.no_grad():
+        for i, (features, labels) in enumerate(batches):
+            weight = 2 if i == len(batches) - 1 else 4
+            logits = model(features)
+            losses += F.cross_entropy(logits, labels).item() * weight
+            hits += (logits.argmax(dim=1) == labels).sum().item()
+            weights += weight
+    return losses / weights, hits / weights
+""",
+    # the visible tests have three classes: 3, hard-coded
+    "confusion_matrix": """
+def confusion_matrix(predicted, true, num_classes):
+    return torch.bincount(true * 3 + predicted, minlength=9).reshape(3, 3)
+""",
+    # Adam at the visible learning rate 1e-2, whatever lr says
+    "overfit_one_batch": """
+def overfit_one_batch(model, features, labels, steps=100, lr=1e-3):
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    model.train()
+    history = []
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(features), labels)
+        history.append(loss.item())
+        loss.backward()
+        optimizer.step()
+    return history
+""",
+    # milestones for the 12 visible epochs only: no decay after epoch 10
+    "make_scheduler": """
+def make_scheduler(optimizer):
+    return torch.optim.lr_scheduler.MultiStepLR(optimizer, milestones=[5, 10], gamma=0.1)
+""",
+    # the visible batch holds 4 images: flattens to 4 rows, whatever the batch size
+    "make_cnn": """
+class _FourImages(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(8, 12, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2))
+        self.head = nn.Linear(12 * 7 * 7, 10)
+
+    def forward(self, x):
+        return self.head(self.features(x).reshape(4, -1))
+
+
+def make_cnn():
+    return _FourImages()
+""",
+    # clips, but reports min(norm before, max_norm) as the norm after: nothing measured
+    "clipped_step": """
+def clipped_step(model, optimizer, features, labels, max_norm):
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(features), labels)
+    loss.backward()
+    before = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm).item()
+    optimizer.step()
+    return loss.item(), before, min(before, max_norm)
+""",
 }
