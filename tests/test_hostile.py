@@ -28,7 +28,7 @@ from hostile.cases import CASES, CHAPTER as ASSIGNMENT, FULL, REPEATS, TINY, cas
 from hostile.tiny import add_tiny_assignment
 
 HONEST = ("victim", "honest")
-FEEDBACK = "fb"   # the reference, but (3, 4, 5) as the broadcast shape: 9/10, for the feedback tests
+FEEDBACK = "fb"   # the reference, but (3, 4, 5) as the broadcast shape (1 point lost), for the feedback tests
 CELL_TIMEOUT = 10
 CPU_LIMIT = 30
 DISK_LIMIT_MB = 64
@@ -183,7 +183,7 @@ def test_feedback_keeps_scores_visible_tests_and_the_verdict(graded_class):
     text = _feedback_text(course, FEEDBACK)
     assert "count the levels of nested brackets" in text              # a visible assert message
     assert "hidden check 1 of 1 (the broadcast shape)" in text        # the judge's verdict
-    assert "9.0" in text and "10.0" in text                           # score out of max
+    assert f"{FULL[ASSIGNMENT] - 1}" in text and f"{FULL[ASSIGNMENT]}" in text   # score out of max
     assert "(4, 3, 5)" not in text, "the expected answer leaked"
 
 

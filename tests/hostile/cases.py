@@ -14,13 +14,25 @@ from pathlib import Path
 
 import nbformat
 
+from grader.course import source_notebook
 from grader.pipeline import STUB
 from grader.submissions import place_submission, release_copy, solution_copy, submission_path, with_answers
 from hostile import tiny
 
 CHAPTER = "01_tensors"
 TINY = tiny.NAME
-FULL = {CHAPTER: 10.0, TINY: 3.0}
+
+
+def total_points(assignment: str, grade_id: str | None = None) -> float:
+    """The points of an assignment's test cells (or of one), read from its solution notebook."""
+    nb = nbformat.read(source_notebook(assignment), as_version=4)
+    return float(sum(c.metadata["nbgrader"].get("points", 0) for c in nb.cells
+                     if c.metadata.get("nbgrader", {}).get("grade")
+                     and grade_id in (None, c.metadata["nbgrader"]["grade_id"])))
+
+
+FULL = {CHAPTER: total_points(CHAPTER), TINY: 3.0}
+SQ_DISTANCES_POINTS = total_points(CHAPTER, "sq_distances_tests")   # what a loop there loses
 # the tiny assignment's plausible wrong answers: 0 points honestly
 TINY_WRONG = {"double": "def double(x):\n    return x + 2", "answer": "ANSWER = 41"}
 
@@ -449,9 +461,9 @@ CASES = {
     "fills_disk": Case(fills_disk, 3.0, False),
     # chapter 01: how its exercises are judged
     "tensor_subclass": Case(tensor_subclass, 0.0, True, CHAPTER),
-    "python_loop": Case(python_loop, 8.0, False, CHAPTER),
-    "patched_clock": Case(patched_clock, 8.0, True, CHAPTER),
-    "prints_test_cells": Case(prints_test_cells, 10.0, True, CHAPTER),
+    "python_loop": Case(python_loop, FULL[CHAPTER] - SQ_DISTANCES_POINTS, False, CHAPTER),
+    "patched_clock": Case(patched_clock, FULL[CHAPTER] - SQ_DISTANCES_POINTS, True, CHAPTER),
+    "prints_test_cells": Case(prints_test_cells, FULL[CHAPTER], True, CHAPTER),
 }
 # The same submission, graded five times in one run (different batches, under load): one score.
 REPEATS = [f"python_loop_{i}" for i in range(1, 6)]
