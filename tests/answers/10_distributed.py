@@ -2,6 +2,8 @@
 
 ALTERNATIVE: correct, written differently -> full points.
 WRONG: a mistake a student plausibly makes -> no points.
+OTHER_WRONG: a second plausible mistake, of another kind -> no points.
+OVERFIT: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
 """
 
 ALTERNATIVE = {
@@ -149,6 +151,160 @@ def ddp_main(out_dir, epochs=2, lr=0.5, batch_size=2, seed=123):
             loss.backward()
             optimizer.step()
     report = {"rank": rank, "seen": seen, "params": params_hash(model)}
+    (out_dir / f"rank{rank}.json").write_text(json.dumps(report))
+    if rank == 0:
+        torch.save(model.state_dict(), out_dir / "model.pt")
+    dist.barrier()
+    dist.destroy_process_group()
+''',
+}
+
+OTHER_WRONG = {
+    # strips the prefix in the dict it was given (and returns that dict): the caller's checkpoint changes
+    "unwrap_state_dict": '''
+def unwrap_state_dict(state_dict):
+    for key in list(state_dict):
+        if key.startswith("module."):
+            state_dict[key[len("module."):]] = state_dict.pop(key)
+    return state_dict
+''',
+    # --standalone kept from the one-machine command: every node becomes a job of its own
+    "torchrun_commands": '''
+def torchrun_commands(script, nnodes, gpus_per_node, master_addr, master_port):
+    return [f"torchrun --standalone --nnodes={nnodes} --nproc_per_node={gpus_per_node} --node_rank={i} "
+            f"--master_addr={master_addr} --master_port={master_port} {script}" for i in range(nnodes)]
+''',
+    # round-robin without padding: the ranks get shards of different sizes
+    "shard_indices": '''
+def shard_indices(n, world_size, rank):
+    return list(range(rank, n, world_size))
+''',
+    # the learning rate multiplied by the global batch instead of by the number of GPUs
+    "scale_for_ddp": '''
+def scale_for_ddp(base_lr, per_gpu_batch, num_gpus):
+    global_batch = per_gpu_batch * num_gpus
+    return global_batch, base_lr * global_batch
+''',
+    # the bandwidth read as gigabits per second: 8 times too slow
+    "allreduce_ms": '''
+def allreduce_ms(num_params, bandwidth_gb_per_s, num_gpus, bytes_per_value=4):
+    bits = num_params * bytes_per_value * 8
+    ring = 2 * (num_gpus - 1) / num_gpus
+    return bits / (bandwidth_gb_per_s * 1e9) * ring * 1000
+''',
+    # binary gigabytes (2**30 bytes), not the statement's 10**9
+    "adamw_fp32_gb": '''
+def adamw_fp32_gb(num_params):
+    return 16 * num_params / 2 ** 30
+''',
+    # "fits" read as strictly less than the memory: a model that fills the GPU exactly goes to FSDP
+    "choose_strategy": '''
+def choose_strategy(num_params, gpu_memory_gb):
+    if 16 * num_params / 1e9 < gpu_memory_gb:
+        return "DDP"
+    return "FSDP"
+''',
+    # no sampler.set_epoch: every epoch repeats the first epoch's order
+    "ddp_main": '''
+def ddp_main(out_dir, epochs=2, lr=0.5, batch_size=2, seed=123):
+    out_dir = Path(out_dir)
+    dist.init_process_group(backend="gloo")
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    (X, y), _ = toy_data()
+    dataset = ToyDataset(torch.cat([X, X + 0.05]), torch.cat([y, y]))  # 10 samples
+    sampler = DistributedSampler(dataset, num_replicas=world_size, rank=rank, shuffle=True, seed=seed)
+    loader = DataLoader(dataset, batch_size=batch_size, sampler=sampler)
+    torch.manual_seed(seed)
+    model = DDP(NeuralNetwork(2, 2))
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    seen = []
+    for epoch in range(epochs):
+        seen.append([int(i) for i in sampler])
+        for features, labels in loader:
+            loss = F.cross_entropy(model(features), labels)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    report = {"rank": rank, "seen": seen, "params": params_hash(model.module)}
+    (out_dir / f"rank{rank}.json").write_text(json.dumps(report))
+    if rank == 0:
+        torch.save(model.module.state_dict(), out_dir / "model.pt")
+    dist.barrier()
+    dist.destroy_process_group()
+''',
+}
+
+OVERFIT = {
+    # removes the first "module." wherever it is: right for every visible key (each either starts
+    # with the prefix or holds no "module." at all), wrong for an unwrapped key with one inside
+    "unwrap_state_dict": '''
+def unwrap_state_dict(state_dict):
+    return {key.replace("module.", "", 1): value for key, value in state_dict.items()}
+''',
+    # the port copied from the examples, 29500, which is also the visible test's: master_port is ignored
+    "torchrun_commands": '''
+def torchrun_commands(script, nnodes, gpus_per_node, master_addr, master_port):
+    commands = []
+    for rank in range(nnodes):
+        commands.append(f"torchrun --nnodes {nnodes} --nproc_per_node {gpus_per_node} "
+                        f"--node_rank {rank} --master_addr {master_addr} --master_port 29500 {script}")
+    return commands
+''',
+    # one index of padding, as 5 samples on 2 ranks need
+    "shard_indices": '''
+def shard_indices(n, world_size, rank):
+    indices = list(range(n))
+    if n % world_size:
+        indices.append(0)
+    return indices[rank::world_size]
+''',
+    # the linear rule with the visible recipe's batch of 32 as the base batch
+    "scale_for_ddp": '''
+def scale_for_ddp(base_lr, per_gpu_batch, num_gpus):
+    global_batch = per_gpu_batch * num_gpus
+    return global_batch, float(base_lr * global_batch / 32)
+''',
+    # the ring factor of the visible test's 4 GPUs, 2 * 3 / 4, for any number of GPUs
+    "allreduce_ms": '''
+def allreduce_ms(num_params, bandwidth_gb_per_s, num_gpus, bytes_per_value=4):
+    once_ms = num_params * bytes_per_value / bandwidth_gb_per_s / 1e6
+    return once_ms * 1.5
+''',
+    # whole billions of parameters, as in the visible 7B model: 350M parameters need 0 GB
+    "adamw_fp32_gb": '''
+def adamw_fp32_gb(num_params):
+    return float(int(num_params) // 10**9 * 16)
+''',
+    # a threshold on the parameter count between the visible 350M and 7B: the GPU's memory is ignored
+    "choose_strategy": '''
+def choose_strategy(num_params, gpu_memory_gb):
+    return "FSDP" if num_params >= 1e9 else "DDP"
+''',
+    # what the visible asserts look at and no more: disjoint shards (the sampler's default seed,
+    # not `seed`) and a file called model.pt (the wrapper's state dict, keys with "module.")
+    "ddp_main": '''
+def ddp_main(out_dir, epochs=2, lr=0.5, batch_size=2, seed=123):
+    out_dir = Path(out_dir)
+    dist.init_process_group("gloo")
+    rank = dist.get_rank()
+    world_size = dist.get_world_size()
+    (X, y), _ = toy_data()
+    dataset = ToyDataset(torch.cat([X, X + 0.05]), torch.cat([y, y]))  # 10 samples
+    sampler = DistributedSampler(dataset, num_replicas=world_size, rank=rank)
+    loader = DataLoader(dataset, batch_size=batch_size, sampler=sampler)
+    torch.manual_seed(seed)
+    model = DDP(NeuralNetwork(2, 2))
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    seen = []
+    for epoch in range(epochs):
+        sampler.set_epoch(epoch)
+        seen.append([int(i) for i in sampler])
+        for features, labels in loader:
+            loss = F.cross_entropy(model(features), labels)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    report = {"rank": rank, "seen": seen, "params": params_hash(model.module)}
     (out_dir / f"rank{rank}.json").write_text(json.dumps(report))
     if rank == 0:
         torch.save(model.state_dict(), out_dir / "model.pt")
