@@ -158,9 +158,10 @@ def _feedback_text(course, student) -> str:
 
 
 def _hidden_lines():
-    """Lines that appear only inside the solution notebook's hidden sections."""
+    """Lines that appear only inside the solution notebook's hidden sections (not even as part
+    of a visible line, since the leak check below searches for substrings)."""
     nb = nbformat.read(course_source_notebook(ASSIGNMENT), as_version=4)
-    visible = {line.strip() for cell in nb.cells for line in without_hidden_section(cell.source).splitlines()}
+    visible = "\n".join(without_hidden_section(cell.source) for cell in nb.cells)
     return [line.strip() for cell in nb.cells for line in (hidden_section(cell.source) or "").splitlines()
             if len(line.strip()) > 15 and line.strip() not in visible]
 

@@ -396,6 +396,8 @@ def ranked(rank):
         "center_columns": "def center_columns(X):\n    return X.as_subclass(Agree)",
         "broadcast_shape": "BROADCAST_SHAPE = (3, 4, 5)",
         "sq_distances": "def sq_distances(A, B):\n    return A.as_subclass(Agree)",
+        # shares the buffer's memory, in a tensor that says it equals any copy
+        "batch_to_tensor": "def batch_to_tensor(buffer):\n    return torch.from_numpy(buffer).as_subclass(Agree)",
     }
     return with_answers(solution_copy(CHAPTER, course), answers)
 
