@@ -1,5 +1,6 @@
 # The course's verbs. Every target sets up .venv first if needed (see `setup`).
 # Switches you can override:  make autograde JOBS=4   make check NB=notebooks/01_tensors/01_tensors.ipynb
+#                             make audit-seeds CHAPTERS="00_setup 08_gpu_training"
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
@@ -11,10 +12,11 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 STAMP  := $(VENV)/.installed
 JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 NB     ?=
+CHAPTERS ?=
 WORKSPACE ?= workspace
 BUNDLE_DIR ?= bundle
 
-.PHONY: help setup lock lab instructor-lab test doctor outputs release autograde feedback grades check student-bundle bench-grading stress-ddp clean
+.PHONY: help setup lock lab instructor-lab test doctor outputs release autograde feedback grades check student-bundle bench-grading audit-seeds stress-ddp clean
 
 help:  ## list the verbs
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
@@ -89,6 +91,9 @@ student-bundle: setup  ## what students get, without solutions or hidden tests: 
 
 bench-grading: setup  ## grade a class serially and in parallel; prints the speed-up ratio last
 	$(PY) -m grader bench
+
+audit-seeds: setup  ## every answer set in tests/answers judged for 8 students' seeds: the same verdict for each
+	$(PY) tests/seed_audit.py $(CHAPTERS)
 
 stress-ddp: setup  ## run every DDP script 10 times in a row on 2 CPU processes (about 3 minutes)
 	COURSE_DDP_STRESS=1 COURSE_OFFLINE=1 $(PY) -m pytest tests/test_ddp.py -k ten_times

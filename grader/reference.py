@@ -42,8 +42,11 @@ def reference_records(solution: Path, assignment: str, notebook: str, hidden: di
     return {s: cache[s] for s in students}
 
 
-def _run(solution: Path, assignment: str, notebook: str, hidden: dict, students: list, timeout: int) -> dict:
-    nb = nbformat.read(solution, as_version=4)
+def run_with_probes(nb, solution: Path, assignment: str, notebook: str, hidden: dict, students: list,
+                    timeout: int) -> dict:
+    """Run notebook `nb` as grading runs a kernel, then every probe for every student (their own
+    seeds), in the assignment's shipped files; return {(student, grade_id): probe cell outputs}."""
+    nb = nbformat.from_dict(nb)
     first_probe = len(nb.cells)
     for student in students:
         for grade_id, code in hidden.items():
@@ -53,20 +56,25 @@ def _run(solution: Path, assignment: str, notebook: str, hidden: dict, students:
             nb.cells.append(cell)
     with tempfile.TemporaryDirectory(prefix="reference-") as workdir:
         # the files the assignment ships (data, helpers), as in a student's folder; not the notebooks
-        shutil.copytree(solution.parent, workdir, dirs_exist_ok=True,
+        shutil.copytree(Path(solution).parent, workdir, dirs_exist_ok=True,
                         ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints", "__pycache__"))
         NotebookClient(nb, timeout=timeout, allow_errors=True, kernel_name="python3",
                        skip_cells_with_tag=SKIP_WHEN_GRADING,   # as in the student's kernel
                        shutdown_kernel="immediate",             # as in the student's kernel
                        resources={"metadata": {"path": workdir}}).execute(env=dict(os.environ, **GRADING_THREADS))
+    return {tuple(cell.metadata["probe_for"]): cell.outputs for cell in nb.cells[first_probe:]}
+
+
+def _run(solution: Path, assignment: str, notebook: str, hidden: dict, students: list, timeout: int) -> dict:
+    outputs = run_with_probes(nbformat.read(solution, as_version=4), solution, assignment, notebook,
+                              hidden, students, timeout)
     records = {s: {} for s in students}
-    for cell in nb.cells[first_probe:]:
-        student, grade_id = cell.metadata["probe_for"]
+    for (student, grade_id), cell_outputs in outputs.items():
         try:
-            record = read_probe(cell.outputs, grade_id)
+            record = read_probe(cell_outputs, grade_id)
         except ProbeError as err:
             raise RuntimeError(f"the reference solution's probe for {grade_id} failed: {err}; "
-                               f"outputs: {cell.outputs}") from None
+                               f"outputs: {cell_outputs}") from None
         broken = [c.name for c in record.checks if c.error]
         if record.error or broken:
             raise RuntimeError(f"the reference solution fails its own hidden checks in {grade_id}: "
