@@ -7,7 +7,7 @@ audit runs each answer set's notebook once, then the hidden checks for SEEDS stu
 every (student, exercise) with the judge's own `verdict` against the reference's records:
 ALTERNATIVE must pass for every seed, WRONG, OTHER_WRONG and OVERFIT must fail for every seed.
 
-    make audit-seeds                      # every chapter, 8 students (about 5 minutes on 2 cores)
+    make audit-seeds                      # every chapter, 8 students (about 7 minutes on 2 cores)
     .venv/bin/python tests/seed_audit.py 08_gpu_training --seeds 20
 
 Not part of `make test` (it would double the grading time): run it after changing an exercise.
@@ -90,6 +90,9 @@ def main(argv=None) -> int:
         print("\n".join(found) or f"{chapter}: every answer set gets the same verdict for {args.seeds} students",
               flush=True)
         problems += found
+    # again at the end, below whatever the kernels wrote on stderr
+    print("---- seed audit ----\n" + ("\n".join(problems) or
+          f"{len(args.chapters)} chapters: every verdict is the same for {args.seeds} students"))
     return 1 if problems else 0
 
 
