@@ -95,8 +95,13 @@ def lab(tmp_path_factory):
         log.close()
 
 
+# The answer sets of tests/answers/<chapter>.py (CONTRIBUTING.md), and whether each earns full points
+# (True) or none (False); test_chapters hands each in as the student of the same name in lower case.
+ANSWER_SETS = {"ALTERNATIVE": True, "WRONG": False, "OTHER_WRONG": False, "OVERFIT": False}
+
+
 def load_answers(chapter: str):
-    """tests/answers/<chapter>.py: the ALTERNATIVE and WRONG answers for every solution cell."""
+    """tests/answers/<chapter>.py: the answer sets (ANSWER_SETS) for every solution cell."""
     path = ANSWERS_DIR / f"{chapter}.py"
     spec = importlib.util.spec_from_file_location(f"answers_{chapter}", path)
     module = importlib.util.module_from_spec(spec)

@@ -25,15 +25,12 @@ os.environ.setdefault("COURSE_OFFLINE", "1")
 
 import nbformat  # noqa: E402
 
-from conftest import ALL_CHAPTERS, load_answers  # noqa: E402
+from conftest import ALL_CHAPTERS, ANSWER_SETS, load_answers  # noqa: E402
 from grader.course import source_notebook  # noqa: E402
 from grader.preprocessors.judge import verdict  # noqa: E402
 from grader.probes import ProbeError, hidden_section, read_probe, without_hidden_section  # noqa: E402
 from grader.reference import run_with_probes  # noqa: E402
 from grader.submissions import with_answers  # noqa: E402
-
-EXPECTED_TO_PASS = {"ALTERNATIVE": True, "WRONG": False, "OTHER_WRONG": False, "OVERFIT": False}
-
 
 def _records(outputs: dict) -> dict:
     records = {}
@@ -68,7 +65,7 @@ def audit(chapter: str, seeds: int) -> list:
     reference = run(reference_nb)
     answers = load_answers(chapter)
     problems = []
-    for name, should_pass in EXPECTED_TO_PASS.items():
+    for name, should_pass in ANSWER_SETS.items():
         got = run(_as_handed_in(with_answers(reference_nb, getattr(answers, name))))
         for grade_id in hidden:
             wrong_way = [s for s in students

@@ -17,15 +17,14 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conftest import ALL_CHAPTERS, grade_assignment, load_answers
+from conftest import ALL_CHAPTERS, ANSWER_SETS, grade_assignment, load_answers
 from grader.course import REPO_ROOT
 from grader.gradebook import cell_scores
 from grader.submissions import (place_submission, release_copy, solution_cell_ids,
                                 solution_copy, with_answers)
 
 
-STUDENTS = ("reference", "untouched", "alternative", "wrong", "other_wrong", "overfit")
-ANSWER_SETS = {"alternative": "ALTERNATIVE", "wrong": "WRONG", "other_wrong": "OTHER_WRONG", "overfit": "OVERFIT"}
+STUDENTS = ("reference", "untouched", *(name.lower() for name in ANSWER_SETS))
 SLOW_CHAPTERS = ["10_distributed", "06_debugging", "07_fashion_mnist_lab", "09_performance", "08_gpu_training"]
 
 
@@ -36,8 +35,8 @@ def grade_chapter(chapter: str, course) -> dict:
     reference = solution_copy(chapter, course)
     place_submission(course, "reference", chapter, reference)
     place_submission(course, "untouched", chapter, release_copy(chapter, course))
-    for student, name in ANSWER_SETS.items():
-        place_submission(course, student, chapter, with_answers(reference, getattr(answers, name)))
+    for name in ANSWER_SETS:
+        place_submission(course, name.lower(), chapter, with_answers(reference, getattr(answers, name)))
     grade_assignment(chapter, course)
     return {student: {"scores": cell_scores(course, chapter, student),
                       "visible": visible_tests(course / "autograded" / student / chapter / f"{chapter}.ipynb")}
@@ -77,10 +76,10 @@ def graded(request, released_course, tmp_path_factory):
 def test_answers_cover_every_exercise(chapter):
     answers = load_answers(chapter)
     ids = set(solution_cell_ids(solution_copy(chapter, REPO_ROOT)))
-    for name in ANSWER_SETS.values():
+    for name in ANSWER_SETS:
         assert set(getattr(answers, name)) == ids, f"tests/answers: one {name} per solution cell"
     for grade_id in ids:
-        versions = [getattr(answers, name)[grade_id].strip() for name in ANSWER_SETS.values()]
+        versions = [getattr(answers, name)[grade_id].strip() for name in ANSWER_SETS]
         assert len(set(versions)) == len(versions), f"{grade_id}: two answer sets hold the same code"
 
 
@@ -119,7 +118,7 @@ def test_alternative_answers_score_full_marks(graded, chapter):
 
 
 @pytest.mark.parametrize("chapter", ALL_CHAPTERS)
-@pytest.mark.parametrize("student", ["wrong", "other_wrong", "overfit"])
+@pytest.mark.parametrize("student", [name.lower() for name, full in ANSWER_SETS.items() if not full])
 def test_wrong_answers_score_zero(graded, chapter, student):
     scores = graded(chapter)[student]["scores"]
     passed = {name: s for name, s in scores.items() if s[0]}
