@@ -3,6 +3,8 @@
 One class is handed in twice, to two copies of a course: one copy is graded by plain serial
 `nbgrader autograde`, the other by grader.autograde.autograde_all with 2 jobs behind the wall.
 """
+import contextlib
+import io
 import shutil
 
 import nbformat
@@ -38,38 +40,42 @@ def two_courses(tmp_path_factory):
     base = copy_course(tmp_path_factory.mktemp("pg") / "course")
     assignment = add_tiny_assignment(base)
     hand_in_class(base, assignment)
-    result = grade_both(base, assignment, tmp_path_factory.mktemp("graded"), jobs=2)
-    return assignment, result.serial, result.parallel, (result.parallel_code, result.serial_code)
+    # what autograde_all says on stderr (nbgrader's log of each failed submission), kept for the
+    # failure messages below: a submission that only failed in one run must say why
+    said = io.StringIO()
+    with contextlib.redirect_stderr(said):
+        result = grade_both(base, assignment, tmp_path_factory.mktemp("graded"), jobs=2)
+    return assignment, result.serial, result.parallel, (result.parallel_code, result.serial_code), said.getvalue()
 
 
 def test_parallel_grading_succeeds(two_courses):
-    assignment, serial, parallel, code = two_courses
+    assignment, serial, parallel, code, _ = two_courses
     parallel_code, serial_code = code
     assert parallel_code == serial_code == 1, "fay's renamed notebook is an error for both"
     assert [s for s, _ in submissions(parallel)] == ["ada", "bob", "cy", "dee", "eve", "fay"]
 
 
 def test_same_gradebook_as_serial_nbgrader(two_courses):
-    assignment, serial, parallel, _ = two_courses
+    assignment, serial, parallel, _, log = two_courses
     expected = gradebook_state(serial, assignment)
     assert set(expected) == {"ada", "bob", "cy", "eve", "fay"}, "dee handed in nothing"
-    assert gradebook_state(parallel, assignment) == expected
+    assert gradebook_state(parallel, assignment) == expected, log[-6000:]
     assert expected["ada"]["double_tests"][0] == 2 and expected["ada"]["answer_tests"][0] == 1
     assert expected["cy"]["answer_tests"][0] == 0 and expected["cy"]["double_tests"][0] == 2
     assert expected["fay"]["double_tests"] == (None, None, 2, True)
 
 
 def test_same_grades_csv_as_serial_nbgrader(two_courses):
-    _, serial, parallel, _ = two_courses
-    assert export_rows(parallel) == export_rows(serial)
+    _, serial, parallel, _, log = two_courses
+    assert export_rows(parallel) == export_rows(serial), log[-6000:]
 
 
 def test_autograded_notebooks_copied_back(two_courses):
-    assignment, serial, parallel, _ = two_courses
+    assignment, serial, parallel, _, log = two_courses
     for student in ("ada", "bob", "cy", "eve"):
         mine = parallel / "autograded" / student / assignment / f"{assignment}.ipynb"
         theirs = serial / "autograded" / student / assignment / f"{assignment}.ipynb"
-        assert mine.exists()
+        assert mine.exists(), log[-6000:]
         a, b = nbformat.read(mine, 4), nbformat.read(theirs, 4)
         assert [c.source for c in a.cells] == [c.source for c in b.cells]
     assert (parallel / "autograded" / "eve" / assignment / "notes.txt").read_text() == "my notes"
@@ -80,7 +86,7 @@ def test_autograded_notebooks_copied_back(two_courses):
 
 def test_merge_keeps_manual_grades(two_courses, tmp_path):
     """Re-grading merges auto scores only: a grader's manual score survives, as in nbgrader."""
-    assignment, _, parallel, _ = two_courses
+    assignment, _, parallel, _, _ = two_courses
     db = tmp_path / "gradebook.db"
     shutil.copyfile(parallel / "gradebook.db", db)
     with Gradebook(f"sqlite:///{db}") as gb:
