@@ -10,9 +10,13 @@ arguments of `check(name, value, **rule)` in a test cell's `hidden_checks`:
     check(name, value, at_most=N)            a number <= N (at_least=N: >= N); reference ignored
 
 `compare` returns None when the value passes, else a short reason that describes the STUDENT's
-value only, never the expected one (feedback must not leak hidden expectations).
+value only, never the expected one (feedback must not leak hidden expectations). It never raises:
+a record it cannot compare (a tensor on another device, an odd container) is a failed check with
+a reason, so one student's strange value cannot stop the grading of their other exercises.
+Mappings (dict, OrderedDict, defaultdict: a state dict can be any of them) compare by content.
 """
 import math
+from collections.abc import Mapping
 
 import torch
 
@@ -45,6 +49,8 @@ def _tensors(student: torch.Tensor, reference: torch.Tensor, rule) -> str | None
         return None if student.ndim == reference.ndim else f"has {student.ndim} dimensions"
     if only == "dtype":
         return None if student.dtype == reference.dtype else f"has dtype {student.dtype}"
+    if student.device != reference.device:
+        return f"is on device {student.device}, expected {reference.device}"
     if student.shape != reference.shape:
         return f"has shape {tuple(student.shape)}"
     if only == "shape":
@@ -81,7 +87,13 @@ def _numbers(student, reference, rule) -> str | None:
 
 def compare(student, reference, rule: dict | None = None) -> str | None:
     """None if `student` passes against `reference` under `rule`, else why not."""
-    rule = rule or {}
+    try:
+        return _compare(student, reference, rule or {})
+    except Exception as err:   # a value no rule foresaw: the check fails, the grading goes on
+        return f"could not be compared ({type(err).__name__})"
+
+
+def _compare(student, reference, rule: dict) -> str | None:
     if "at_most" in rule or "at_least" in rule:
         return _bound(student, rule)
     if isinstance(reference, torch.Tensor):
@@ -93,24 +105,32 @@ def compare(student, reference, rule: dict | None = None) -> str | None:
         if not _is_number(student):
             return f"expected a number, got {_type_name(student)}"
         return _numbers(student, reference, rule)
+    if isinstance(reference, Mapping) and isinstance(student, Mapping):
+        if set(student) != set(reference):
+            # only the expected keys it has are named: a key is student text, which may hold anything
+            known = sorted(map(str, set(student) & set(reference)))
+            return f"has {len(student)} keys ({len(set(student) - set(reference))} unexpected), among them {known}"
+        for key in reference:
+            why = _compare(student[key], reference[key], rule)
+            if why:
+                return f"[{key!r}] {why}"
+        return None
     if type(student) is not type(reference):
         return f"expected {_type_name(reference)}, got {_type_name(student)}"
     if isinstance(reference, (tuple, list)):
         if len(student) != len(reference):
             return f"has {len(student)} items"
         for i, (s, r) in enumerate(zip(student, reference)):
-            why = compare(s, r, rule)
+            why = _compare(s, r, rule)
             if why:
                 return f"item {i} {why}"
         return None
-    if isinstance(reference, dict):
-        if set(student) != set(reference):
-            return f"has the keys {sorted(map(str, student))}"
-        for key in reference:
-            why = compare(student[key], reference[key], rule)
-            if why:
-                return f"[{key!r}] {why}"
-        return None
     if rule.get("only") == "type":
         return None
-    return None if student == reference else f"is {student!r}, the wrong value"
+    if student == reference:
+        return None
+    # only values that cannot carry text are quoted: a string (or a set of them) is student text,
+    # which could hold anything the student's code read while the probe ran
+    if isinstance(student, (bool, type(None), torch.dtype, torch.device, torch.Size)):
+        return f"is {student!r}, the wrong value"
+    return f"is not the expected {type(student).__name__}"

@@ -6,6 +6,7 @@ same probe runs in the student's kernel and in the reference kernel (grader/refe
 `read_probe` turns a probe cell's outputs back into data, refusing anything that could run code.
 """
 import base64
+import builtins
 import hashlib
 import io
 import json
@@ -74,6 +75,16 @@ class ProbeRecord:
     error: str | None = None      # the exception that stopped hidden_checks, by type name
 
 
+def exception_name(name) -> str:
+    """How a verdict may name an exception the student's kernel reported: by its name when that is a
+    builtin exception's, else generically. A class name is student text: code that reads the probe
+    while it runs could name a class after a hidden line (docs/GRADING.md, the threat model)."""
+    found = getattr(builtins, str(name), None) if str(name).isidentifier() else None
+    if isinstance(found, type) and issubclass(found, BaseException):
+        return str(name)
+    return "an exception of a class of its own"
+
+
 class ProbeError(Exception):
     """What came back is not a probe record."""
 
@@ -103,7 +114,7 @@ def read_probe(outputs: list, grade_id: str) -> ProbeRecord:
         raw = json.loads(_payload(outputs))
         if not isinstance(raw, dict) or raw.get("grade_id") != grade_id or not isinstance(raw.get("checks"), list):
             raise ProbeError("the probe record is not for this exercise")
-        record = ProbeRecord(grade_id, error=str(raw["error"]) if raw.get("error") else None)
+        record = ProbeRecord(grade_id, error=exception_name(raw["error"]) if raw.get("error") else None)
         for entry in raw["checks"]:
             check = Check(str(entry["name"]), dict(entry.get("rule") or {}))
             if "value" in entry:
@@ -111,8 +122,8 @@ def read_probe(outputs: list, grade_id: str) -> ProbeRecord:
                     check.value = load_value(entry["value"])
                 except Exception as err:
                     check.error = f"the value is not plain data the grader accepts ({type(err).__name__})"
-            else:
-                check.error = str(entry.get("error") or "no value")
+            else:   # the exception that torch.save raised, named only when it is a builtin one
+                check.error = f"the value could not be saved as plain data ({exception_name(entry.get('error'))})"
             record.checks.append(check)
         return record
     except ProbeError:

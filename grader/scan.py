@@ -6,6 +6,7 @@ kernel measures about itself (how many calls a function made, say). Code that co
 to reach into the interpreter, IPython or the libraries the probe uses, and that is visible in its
 source. `scan` reads source with `ast` (it never runs it) and returns the reasons it found; the
 judge then marks the exercise for manual grading, with the reasons, and does not change the score.
+What the counters cannot see and the scan looks for instead is listed in docs/GRADING.md.
 """
 import ast
 
@@ -15,14 +16,29 @@ MACHINERY_MODULES = {
     "importlib", "types", "dis", "code", "codeop", "threading", "_thread", "atexit", "faulthandler",
     "traceback", "tracemalloc", "marshal", "pickle", "zmq", "asyncio", "multiprocessing", "subprocess",
     "grader", "nbgrader", "nbclient", "unittest",
+    # threads and processes (work the probe's counters could miss), running code by module name,
+    # reading source (a probe's hidden lines) while it runs
+    "concurrent", "runpy", "pkgutil", "zipimport", "linecache", "tokenize", "pty", "sched",
 }
 CALLS = {"exec", "eval", "compile", "vars", "globals", "locals", "setattr", "delattr", "__import__",
          "get_ipython", "breakpoint", "getattr"}
+# Names that are a reach wherever they appear, called or not (`f = setattr; f(torch, ...)`).
+REACHING_NAMES = CALLS - {"vars", "locals", "getattr"}
 ATTRIBUTES = {"__dict__", "__globals__", "__code__", "__builtins__", "__subclasses__", "__bases__",
               "__mro__", "__closure__", "__defaults__", "__kwdefaults__", "_getframe", "f_back",
               "f_globals", "f_locals", "f_builtins", "gi_frame", "tb_frame", "settrace", "setprofile",
               "modules", "kernel", "shell", "events", "input_transformers_post", "ast_transformers",
-              "set_custom_exc", "run_cell", "do_execute", "register_magic_function", "excepthook"}
+              "set_custom_exc", "run_cell", "do_execute", "register_magic_function", "excepthook",
+              "__setattr__", "__delattr__", "__traceback__", "tb_next", "f_code", "co_filename", "co_code",
+              # torch below its Python layer, and the modes that answer for every torch call
+              "_C", "_python_dispatch", "overrides", "TorchFunctionMode", "TorchDispatchMode",
+              "DisableTorchFunction", "DisableTorchFunctionSubclass", "_disable_profiler",
+              # processes and threads
+              "fork", "forkpty", "register_at_fork", "spawnv", "spawnl", "execv", "execl", "execve", "execvp",
+              "Thread", "start_new_thread"}
+# Attributes that are a reach on these modules only (`platform.system()` is not `os.system()`).
+MODULE_ATTRIBUTES = {"os": {"system", "popen", "kill", "killpg", "_exit"},
+                     "torch": {"library", "overrides", "multiprocessing", "profiler"}}
 NAMES = {"__builtins__", "get_ipython", "__loader__", "__spec__", "In", "Out", "_ih", "_oh", "_dh",
          "exit", "quit"}
 DUNDER_HOOKS = {"__torch_function__", "__torch_dispatch__", "__instancecheck__", "__subclasscheck__",
@@ -43,6 +59,16 @@ class _Scanner(ast.NodeVisitor):
     def __init__(self, modules: set):
         self.modules = modules          # names bound to modules anywhere in the notebook
         self.reasons = []
+
+    def visit(self, node):
+        for child in ast.iter_child_nodes(node):   # remember who calls what, for _called
+            child._course_parent = node
+        return super().visit(node)
+
+    @staticmethod
+    def _called(node) -> bool:
+        parent = getattr(node, "_course_parent", None)
+        return isinstance(parent, ast.Call) and parent.func is node
 
     def flag(self, node, why):
         self.reasons.append(f"line {getattr(node, 'lineno', '?')}: {why}")
@@ -74,16 +100,22 @@ class _Scanner(ast.NodeVisitor):
     def visit_Call(self, node):
         if isinstance(node.func, ast.Name) and node.func.id in CALLS:
             self.flag(node, f"calls {node.func.id}()")
+        if isinstance(node.func, ast.Name) and node.func.id == "type" and len(node.args) == 3:
+            self.flag(node, "builds a class with type() (three arguments)")
         self.generic_visit(node)
 
     def visit_Attribute(self, node):
         if node.attr in ATTRIBUTES:
             self.flag(node, f"uses .{node.attr}")
+        elif node.attr in MODULE_ATTRIBUTES.get(_root_name(node), ()):
+            self.flag(node, f"uses {_root_name(node)}.{node.attr}")
         self.generic_visit(node)
 
     def visit_Name(self, node):
         if node.id in NAMES:
             self.flag(node, f"uses {node.id}")
+        if node.id in REACHING_NAMES and not self._called(node):
+            self.flag(node, f"uses {node.id} without calling it")
         if isinstance(node.ctx, (ast.Store, ast.Del)) and node.id in KNOWN_MODULES | self.modules:
             self.flag(node, f"rebinds the module name {node.id}")
 

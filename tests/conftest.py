@@ -98,6 +98,15 @@ def lab(tmp_path_factory):
 # The answer sets of tests/answers/<chapter>.py (CONTRIBUTING.md), and whether each earns full points
 # (True) or none (False); test_chapters hands each in as the student of the same name in lower case.
 ANSWER_SETS = {"ALTERNATIVE": True, "WRONG": False, "OTHER_WRONG": False, "OVERFIT": False}
+# Sets that answer only some exercises (the reference answers the rest), each must score 0 where it answers:
+# COURSE_COPY binds what the course ships (torchcourse, ddp_scripts) to the exercise's name; MORE_WRONG holds
+# a further plausible mistake where one exercise needs a third (issue 20's kinds of lax checks).
+PARTIAL_SETS = ("COURSE_COPY", "MORE_WRONG")
+
+
+def partial_sets(answers) -> dict:
+    """{set name: {grade_id: source}} for the partial sets a chapter's answers file has."""
+    return {name: getattr(answers, name) for name in PARTIAL_SETS if getattr(answers, name, None)}
 
 
 def load_answers(chapter: str):

@@ -5,7 +5,8 @@ exercise. An OVERFIT answer can still pass the hidden checks for other students,
 drawn inputs happen to look like the visible ones (a batch of two, a repeat count of five). This
 audit runs each answer set's notebook once, then the hidden checks for SEEDS students, and judges
 every (student, exercise) with the judge's own `verdict` against the reference's records:
-ALTERNATIVE must pass for every seed, WRONG, OTHER_WRONG and OVERFIT must fail for every seed.
+ALTERNATIVE must pass for every seed, WRONG, OTHER_WRONG and OVERFIT must fail for every seed, and so
+must COURSE_COPY and MORE_WRONG on the exercises they answer.
 
     make audit-seeds                      # every chapter, 8 students (about 7 minutes on 2 cores)
     .venv/bin/python tests/seed_audit.py 08_gpu_training --seeds 20
@@ -25,7 +26,7 @@ os.environ.setdefault("COURSE_OFFLINE", "1")
 
 import nbformat  # noqa: E402
 
-from conftest import ALL_CHAPTERS, ANSWER_SETS, load_answers  # noqa: E402
+from conftest import ALL_CHAPTERS, ANSWER_SETS, load_answers, partial_sets  # noqa: E402
 from grader.course import source_notebook  # noqa: E402
 from grader.preprocessors.judge import verdict  # noqa: E402
 from grader.probes import ProbeError, hidden_section, read_probe, without_hidden_section  # noqa: E402
@@ -65,9 +66,11 @@ def audit(chapter: str, seeds: int) -> list:
     reference = run(reference_nb)
     answers = load_answers(chapter)
     problems = []
-    for name, should_pass in ANSWER_SETS.items():
-        got = run(_as_handed_in(with_answers(reference_nb, getattr(answers, name))))
-        for grade_id in hidden:
+    sets = [(name, getattr(answers, name), should_pass, hidden) for name, should_pass in ANSWER_SETS.items()]
+    sets += [(name, answered, False, [f"{g}_tests" for g in answered]) for name, answered in partial_sets(answers).items()]
+    for name, answered, should_pass, judged in sets:
+        got = run(_as_handed_in(with_answers(reference_nb, answered)))
+        for grade_id in judged:
             wrong_way = [s for s in students
                          if (verdict(got[(s, grade_id)], reference[(s, grade_id)]) is None) != should_pass]
             if wrong_way:

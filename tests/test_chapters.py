@@ -9,6 +9,9 @@
 - `other_wrong`: a second, different plausible mistake  -> 0 on every test cell
 - `overfit`: answers that special-case the visible tests' inputs: the visible asserts pass in
   the student's kernel, and still                      -> 0 on every test cell
+- `course_copy`, `more_wrong` (where a chapter has them): the reference with some exercises
+  answered by binding the course's own copy, or by a further mistake -> 0 on those test cells,
+  full points on the others
 """
 import json
 import os
@@ -17,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conftest import ALL_CHAPTERS, ANSWER_SETS, grade_assignment, load_answers
+from conftest import ALL_CHAPTERS, ANSWER_SETS, grade_assignment, load_answers, partial_sets
 from grader.course import REPO_ROOT
 from grader.gradebook import cell_scores
 from grader.submissions import (place_submission, release_copy, solution_cell_ids,
@@ -37,10 +40,13 @@ def grade_chapter(chapter: str, course) -> dict:
     place_submission(course, "untouched", chapter, release_copy(chapter, course))
     for name in ANSWER_SETS:
         place_submission(course, name.lower(), chapter, with_answers(reference, getattr(answers, name)))
+    partial = partial_sets(answers)
+    for name, answered in partial.items():
+        place_submission(course, name.lower(), chapter, with_answers(reference, answered))
     grade_assignment(chapter, course)
     return {student: {"scores": cell_scores(course, chapter, student),
                       "visible": visible_tests(course / "autograded" / student / chapter / f"{chapter}.ipynb")}
-            for student in STUDENTS}
+            for student in STUDENTS + tuple(name.lower() for name in partial)}
 
 
 def visible_tests(graded_notebook) -> dict:
@@ -130,3 +136,20 @@ def test_overfit_answers_pass_the_visible_tests(graded, chapter):
     """Each OVERFIT answer is the kind that fools the visible asserts: they pass, the grade is 0."""
     visible = graded(chapter)["overfit"]["visible"]
     assert visible and not {k: v for k, v in visible.items() if v != "passed"}, visible
+
+
+@pytest.mark.parametrize("chapter", ALL_CHAPTERS)
+@pytest.mark.parametrize("answer_set", ["COURSE_COPY", "MORE_WRONG"])
+def test_partial_answer_sets_score_zero_where_they_answer(graded, chapter, answer_set):
+    """The course's own copy bound to an exercise's name, or a further mistake, gets 0 for that
+    exercise; the reference's answers in the rest of the notebook keep their points."""
+    answered = partial_sets(load_answers(chapter)).get(answer_set)
+    if not answered:
+        pytest.skip(f"{chapter} has no {answer_set} answers")
+    scores = graded(chapter)[answer_set.lower()]["scores"]
+    targets = {f"{grade_id}_tests" for grade_id in answered}
+    assert targets <= set(scores), f"no test cells {sorted(targets - set(scores))}"
+    passed = {name: s for name, s in scores.items() if name in targets and s[0]}
+    assert not passed, f"{answer_set} answers got points: {passed}"
+    lost = {name: s for name, s in scores.items() if name not in targets and s[0] != s[1]}
+    assert not lost, f"the reference's answers beside them lost points: {lost}"

@@ -148,17 +148,72 @@ def test_counters_tell_a_loop_from_whole_tensor_code(monkeypatch):
     assert seen["rows calls"] > seen["whole calls"], seen
 
 
-def test_calls_into_tells_an_own_answer_from_the_course_copy(monkeypatch):
+def test_counters_see_work_the_student_could_hide(monkeypatch):
+    """Work moved where a counter inside torch's Python layer or the calling thread would miss it:
+    torch-function handling off, a loop over plain floats, a thread started for the call, and a
+    thread that was already running before the probe. Each still counts as a loop."""
+    import struct
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
     import IPython.display
-    import torchcourse.models
     from grader.probe_kernel import _course_probe
     monkeypatch.setattr(IPython.display, "display", lambda *a, **k: None)
+    requests, answers = [], []
+    wake = threading.Condition()
+
+    def standing_worker():          # started before the probe, like a pool made in an earlier cell
+        with wake:
+            while True:
+                wake.wait_for(lambda: requests)
+                job = requests.pop()
+                if job is None:
+                    return
+                answers.append(torch.stack([row @ job.T for row in job]))
+                wake.notify_all()
+
+    def by_rows(a):
+        return torch.stack([row @ a.T for row in a])
+
+    def torch_function_off(a):
+        with torch._C.DisableTorchFunction():
+            return by_rows(a)
+
+    def plain_floats(a):
+        rows = a.tolist()
+        return torch.tensor([[sum(x * y for x, y in zip(r, s)) for s in rows] for r in rows])
+
+    def new_thread(a):
+        with ThreadPoolExecutor(2) as pool:
+            return torch.stack(list(pool.map(lambda row: struct.pack("6f", *row.tolist()) and row @ a.T, a)))
+
+    def old_thread(a):
+        with wake:
+            requests.append(a)
+            wake.notify_all()
+            wake.wait_for(lambda: answers)
+            return answers.pop()
+
+    worker = threading.Thread(target=standing_worker, daemon=True)
+    worker.start()
     seen = {}
 
     def hidden_checks(check, rng):
-        seen["course"] = check.calls_into("torchcourse.models", torchcourse.models.NeuralNetwork, 2, 2)[1]
-        seen["layers"] = check.calls_into(("torch.nn.modules.linear", "x"), torchcourse.models.NeuralNetwork, 2, 2)[1]
-        seen["own"] = check.calls_into("torchcourse.models", torch.nn.Linear, 2, 2)[1]
+        x = torch.randn(40, 6, generator=rng)
+        for f in (lambda a: a @ a.T, by_rows, torch_function_off, plain_floats, new_thread, old_thread):
+            result, calls, ops = check.count_work(f, x)
+            assert torch.allclose(result, x @ x.T, atol=1e-4)
+            seen[f.__name__] = calls, ops
 
-    _course_probe(hidden_checks, 0, "make_model_tests")
-    assert seen == {"course": True, "layers": True, "own": False}
+    try:
+        _course_probe(hidden_checks, 7, "gram_tests")
+    finally:
+        with wake:
+            requests.append(None)
+            wake.notify_all()
+    whole_calls, whole_ops = seen["<lambda>"]
+    assert whole_calls <= 10 and whole_ops <= 2, seen
+    for name in ("by_rows", "torch_function_off", "new_thread", "old_thread"):
+        assert seen[name][1] >= 40, (name, seen)        # one matmul per row, whatever the thread
+    for name in ("plain_floats", "new_thread"):
+        assert seen[name][0] >= 300, (name, seen)       # a call per number or per row, in any thread

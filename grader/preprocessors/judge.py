@@ -42,6 +42,13 @@ def _as_text(outputs) -> str:
     return text if len(text) <= KERNEL_TEXT_LIMIT else text[:KERNEL_TEXT_LIMIT] + "\n[...cut]\n"
 
 
+def quotes_hidden(text: str, hidden_code: str) -> bool:
+    """Does `text` hold a line of the hidden section? The verdict and the kernel's printout are built
+    from student data; this is the last guard that no hidden line reaches the notebook or feedback."""
+    lines = {line.strip() for line in hidden_code.splitlines()}
+    return any(len(line) >= 12 and line in text for line in lines)
+
+
 def verdict(student, reference) -> str | None:
     """None if every reference check has a passing student check of the same name, else why not."""
     if isinstance(student, ProbeError):
@@ -94,7 +101,14 @@ class Judge(NbGraderPreprocessor):
             # (informative only: the grade is the verdict's alone)
             raised = [o.get("ename") for o in cell.get("outputs", []) if o.get("output_type") == "error"]
             cell.metadata["judge"] = {"visible_tests": f"raised {raised[0]}" if raised else "passed"}
-            cell.outputs = self._outputs(cell, why, len(reference[grade_id].checks), flags.get(grade_id))
+            outputs = self._outputs(cell, why, len(reference[grade_id].checks), flags.get(grade_id))
+            if any(quotes_hidden(str(o.get("text", "")) + str(o.get("evalue", "")), hidden.get(grade_id, ""))
+                   for o in outputs):
+                cell.metadata["judge"]["withheld"] = "the verdict or printout quoted the hidden tests"
+                outputs = self._outputs({}, "the result could not be shown (it quoted the hidden tests)",
+                                        len(reference[grade_id].checks), flags.get(grade_id)) if why else \
+                    self._outputs({}, None, len(reference[grade_id].checks), flags.get(grade_id))
+            cell.outputs = outputs
         return nb, resources
 
     @staticmethod
