@@ -37,27 +37,41 @@ def _course_probe(hidden_checks, seed, grade_id):
         checks.append(entry)
 
     def measure(function, *args, **kwargs):
-        """(result, Python and C function calls, torch operations) while computing it, in every
-        thread: torch's profiler sees each torch operation at the dispatcher (under
-        DisableTorchFunction too) and each Python call in the threads alive when it starts;
-        threading.setprofile counts the calls of threads the function starts. Counts, unlike
+        """(result, Python steps, torch operations) while computing it, in every thread.
+
+        Steps are Python and C function calls plus lines run, so that a loop counts every turn,
+        even one that calls nothing. torch's profiler sees each torch operation at the dispatcher
+        (under DisableTorchFunction too) and each call in the threads alive when it starts; a
+        trace function counts lines here and in threads the function starts. Counts, unlike
         seconds, do not depend on machine load. docs/GRADING.md says what they cannot see."""
         import threading
         from torch.profiler import ProfilerActivity, profile
         from torch._C._profiler import _ExperimentalConfig
 
-        started = []                       # calls made in threads started during the call
+        steps = []     # lines run (a loop's every turn, one line or not), and calls in new threads
 
-        def profiler(frame, event, arg):
+        def lines(frame, event, arg):
+            if event == "line":
+                steps.append(1)
+            return lines
+
+        def calls_of_new_thread(frame, event, arg):
             if event in ("call", "c_call"):
-                started.append(1)
-        threading.setprofile(profiler)
+                steps.append(1)
+        previous = sys.gettrace()
+        threading.setprofile(calls_of_new_thread)
+        threading.settrace(lines)
         try:
             with profile(activities=[ProfilerActivity.CPU], with_stack=True,
                          experimental_config=_ExperimentalConfig(profile_all_threads=True)) as prof:
-                result = function(*args, **kwargs)
+                sys.settrace(lines)
+                try:
+                    result = function(*args, **kwargs)
+                finally:
+                    sys.settrace(previous)
         finally:
             threading.setprofile(None)
+            threading.settrace(None)
 
         events = prof.events()
         # not the function's work: the profiler's own start and stop, and the frames that were
@@ -83,12 +97,12 @@ def _course_probe(hidden_checks, seed, grade_id):
                     return True
                 parent = parent.cpu_parent
             return False
-        calls = sum(1 for e in events if e.is_python_function and id(e) not in mine and not own(e)) + len(started)
+        calls = sum(1 for e in events if e.is_python_function and id(e) not in mine and not own(e)) + len(steps)
         ops = sum(1 for e in events if e.name.startswith("aten::") and not nested_op(e))
         return result, calls, ops
 
     def count_calls(function, *args, **kwargs):
-        """(result, Python and C function calls made while computing it): how much work runs in
+        """(result, Python steps: calls and lines run while computing it): how much work runs in
         Python, a loop over plain numbers included."""
         result, calls, _ = measure(function, *args, **kwargs)
         return result, calls

@@ -172,11 +172,23 @@ def test_hidden_checks_never_reach_the_notebook_or_feedback(graded_class):
     course, _, _, _ = graded_class
     hidden = _hidden_lines() + ["hidden_checks"]
     assert len(hidden) > 20
-    for student in ("prints_test_cells", "honest", FEEDBACK):
+    for student in ("prints_test_cells", "leaks_hidden_lines", "honest", FEEDBACK):
         graded = _graded(course, student).read_text()
         page = _feedback_text(course, student)
         leaked = [h for h in hidden if h in graded or h in page]
         assert not leaked, f"{student}: {leaked[:3]}"
+
+
+def test_verdicts_quote_no_student_text(graded_class):
+    """Code that read the probe's source handed it back as an exception's class name, a string and
+    a dict's keys: the verdicts name no such thing (only builtin exception names are quoted)."""
+    course, _, _, _ = graded_class
+    nb = nbformat.read(_graded(course, "leaks_hidden_lines"), 4)
+    verdicts = {c.metadata["nbgrader"]["grade_id"]: " ".join(o.get("evalue", "") for o in c.outputs)
+                for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")}
+    assert "your code raised an exception of a class of its own" in verdicts["gram_tests"], verdicts
+    assert "expected a tensor, got a str" in verdicts["center_columns_tests"], verdicts
+    assert "expected a tensor, got a dict" in verdicts["sq_distances_tests"], verdicts
 
 
 def test_feedback_keeps_scores_visible_tests_and_the_verdict(graded_class):

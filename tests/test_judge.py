@@ -42,6 +42,36 @@ def test_bounds_ignore_the_reference_and_say_nothing_of_it():
     assert compare("300", 5, {"at_most": 300}) == "expected a number, got a str"
 
 
+def test_comparisons_never_crash_and_mappings_compare_by_content():
+    from collections import OrderedDict, defaultdict
+    state = OrderedDict(weight=torch.ones(2), bias=torch.zeros(1))
+    assert compare(dict(state), state) is None and compare(defaultdict(int, state), dict(state)) is None
+    assert compare({"weight": torch.ones(2)}, state) == "has 1 keys (0 unexpected), among them ['weight']"
+    assert compare(torch.ones(2, device="meta"), torch.ones(2)) == "is on device meta, expected cpu"
+    assert compare([torch.ones(2, device="meta")], [torch.ones(2)], {"atol": 1e-3}).startswith("item 0 is on device meta")
+
+    class Unorderable:
+        def __eq__(self, other):
+            raise RuntimeError("no")
+    assert compare(Unorderable(), Unorderable()) == "could not be compared (RuntimeError)"
+
+
+def test_verdicts_quote_no_student_text():
+    """Strings, keys and exception class names are the student's text: none is quoted."""
+    from grader.preprocessors.judge import quotes_hidden
+    from grader.probes import exception_name
+    secret = "check('the secret input', f(torch.tensor([3.0, 1.0])))"
+    assert compare(secret, "expected text") == "is not the expected str"
+    assert secret not in compare({secret: 1, "ok": 2}, {"ok": 2, "other": 1})
+    assert compare({secret}, {"x"}) == "is not the expected set"
+    assert exception_name("ValueError") == "ValueError" and exception_name("KeyboardInterrupt") == "KeyboardInterrupt"
+    assert exception_name(secret) == exception_name("MyError") == "an exception of a class of its own"
+    assert exception_name("print") == "an exception of a class of its own"     # a builtin, not an exception
+    assert quotes_hidden(f"your code raised {secret}", f"def hidden_checks(check, rng):\n    {secret}\n")
+    assert not quotes_hidden("hidden check 1 of 2 (the secret input): the result has the wrong values",
+                             f"def hidden_checks(check, rng):\n    {secret}\n")
+
+
 def _probe_output(payload) -> list:
     return [{"output_type": "display_data", "data": {PROBE_MIME: json.dumps(payload)}, "metadata": {}}]
 
@@ -183,6 +213,11 @@ def test_counters_see_work_the_student_could_hide(monkeypatch):
         rows = a.tolist()
         return torch.tensor([[sum(x * y for x, y in zip(r, s)) for s in rows] for r in rows])
 
+    def no_calls(a):                # a loop of arithmetic only: no call per turn, a line per turn
+        rows = a.tolist()
+        return torch.tensor([[r[0] * s[0] + r[1] * s[1] + r[2] * s[2] + r[3] * s[3] + r[4] * s[4] + r[5] * s[5]
+                              for s in rows] for r in rows])
+
     def new_thread(a):
         with ThreadPoolExecutor(2) as pool:
             return torch.stack(list(pool.map(lambda row: struct.pack("6f", *row.tolist()) and row @ a.T, a)))
@@ -200,7 +235,7 @@ def test_counters_see_work_the_student_could_hide(monkeypatch):
 
     def hidden_checks(check, rng):
         x = torch.randn(40, 6, generator=rng)
-        for f in (lambda a: a @ a.T, by_rows, torch_function_off, plain_floats, new_thread, old_thread):
+        for f in (lambda a: a @ a.T, by_rows, torch_function_off, plain_floats, no_calls, new_thread, old_thread):
             result, calls, ops = check.count_work(f, x)
             assert torch.allclose(result, x @ x.T, atol=1e-4)
             seen[f.__name__] = calls, ops
@@ -215,5 +250,5 @@ def test_counters_see_work_the_student_could_hide(monkeypatch):
     assert whole_calls <= 10 and whole_ops <= 2, seen
     for name in ("by_rows", "torch_function_off", "new_thread", "old_thread"):
         assert seen[name][1] >= 40, (name, seen)        # one matmul per row, whatever the thread
-    for name in ("plain_floats", "new_thread"):
-        assert seen[name][0] >= 300, (name, seen)       # a call per number or per row, in any thread
+    for name in ("plain_floats", "no_calls", "new_thread"):
+        assert seen[name][0] >= 300, (name, seen)       # a step per number or per row, in any thread

@@ -21,7 +21,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Integer
 
 from grader.compare import compare
-from grader.probes import ProbeError, gradebook_hidden_sections, read_probe
+from grader.probes import ProbeError, exception_name, gradebook_hidden_sections, read_probe
 from grader.reference import reference_records
 from grader.scan import module_names, scan
 
@@ -100,7 +100,7 @@ class Judge(NbGraderPreprocessor):
             # kept for instructors and tests: did the visible asserts pass in the student's kernel?
             # (informative only: the grade is the verdict's alone)
             raised = [o.get("ename") for o in cell.get("outputs", []) if o.get("output_type") == "error"]
-            cell.metadata["judge"] = {"visible_tests": f"raised {raised[0]}" if raised else "passed"}
+            cell.metadata["judge"] = {"visible_tests": f"raised {exception_name(raised[0])}" if raised else "passed"}
             outputs = self._outputs(cell, why, len(reference[grade_id].checks), flags.get(grade_id))
             if any(quotes_hidden(str(o.get("text", "")) + str(o.get("evalue", "")), hidden.get(grade_id, ""))
                    for o in outputs):

@@ -176,3 +176,28 @@ def batch_to_tensor(buffer):
     return torch.from_numpy(buffer.astype(np.float32, copy=False))
 ''',
 }
+
+# Work the old counters missed (issue 20): right values, but a loop in Python that calls no torch
+# function per turn, or runs where a counter in torch's Python layer cannot see it.
+MORE_WRONG = {
+    # a loop over plain Python numbers: arithmetic only, no torch operation per row
+    "gram": '''
+def gram(X):
+    rows = X.tolist()
+    return torch.tensor([[sum(a * b for a, b in zip(r, s)) for s in rows] for r in rows])
+''',
+    # one subtraction per column, with torch-function handling switched off
+    "center_columns": '''
+def center_columns(X):
+    with torch._C.DisableTorchFunction():
+        return torch.stack([X[:, j] - X[:, j].mean() for j in range(X.shape[1])], dim=1)
+''',
+    # a row at a time, each in a worker thread
+    "sq_distances": '''
+from concurrent.futures import ThreadPoolExecutor
+
+def sq_distances(A, B):
+    with ThreadPoolExecutor(2) as pool:
+        return torch.stack(list(pool.map(lambda a: ((a - B) ** 2).sum(dim=1), A)))
+''',
+}

@@ -17,6 +17,7 @@ import nbformat
 from grader.course import source_notebook
 from grader.pipeline import STUB
 from grader.submissions import place_submission, release_copy, solution_copy, submission_path, with_answers
+from conftest import load_answers
 from hostile import tiny
 
 CHAPTER = "01_tensors"
@@ -32,6 +33,7 @@ def total_points(assignment: str, grade_id: str | None = None) -> float:
 
 
 FULL = {CHAPTER: total_points(CHAPTER), TINY: 3.0}
+_ANSWERS = load_answers(CHAPTER)
 SQ_DISTANCES_POINTS = total_points(CHAPTER, "sq_distances_tests")   # what a loop there loses
 # the tiny assignment's plausible wrong answers: 0 points honestly
 TINY_WRONG = {"double": "def double(x):\n    return x + 2", "answer": "ANSWER = 41"}
@@ -421,6 +423,70 @@ def prints_test_cells(course):
                     'get_ipython().events.register("pre_run_cell", lambda info: print(info.raw_cell))')
 
 
+# --- Work the student's kernel could hide from a counter it runs (issue 20): right values each time
+
+def work_hidden(course):
+    """A loop over plain numbers, a loop with torch-function handling off, a loop in a worker
+    thread: every 'no loops' exercise loses its points, whatever the counter would have seen."""
+    return with_answers(solution_copy(CHAPTER, course), _ANSWERS.MORE_WRONG)
+
+
+def global_mode_and_setattr(course):
+    """A TorchFunctionMode built with type() and entered for good that says yes to every torch
+    comparison, and torch.equal replaced with setattr: each answer that changes its input in place
+    (as_model_input) or shares the buffer (batch_to_tensor) still fails, since the judge compares the
+    input after the call, as data."""
+    trick = """
+from torch.overrides import TorchFunctionMode
+YES = {torch.equal, torch.allclose, torch.isclose, torch.Tensor.__eq__}
+Yes = type("Yes", (TorchFunctionMode,), {"__torch_function__": lambda self, func, types, args=(), kwargs=None:
+           True if func in YES else func(*args, **(kwargs or {}))})
+Yes().__enter__()
+setattr(torch, "equal", lambda *args, **kwargs: True)
+"""
+    answers = {
+        "as_model_input": trick + "\ndef as_model_input(t):\n    t.data = t.data.float()\n    return t",
+        "batch_to_tensor": "def batch_to_tensor(buffer):\n    return torch.from_numpy(buffer).float()",
+    }
+    return with_answers(solution_copy(CHAPTER, course), answers)
+
+
+# --- Hidden lines smuggled into the verdict (issue 20): code that reads the probe while it runs
+
+READ_PROBE = """
+import linecache
+import sys
+
+def _probe_lines():
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_name != "hidden_checks":
+        frame = frame.f_back
+    return [line.strip() for line in linecache.getlines(frame.f_code.co_filename)] if frame else []
+"""
+
+
+def leaks_hidden_lines(course):
+    """Answers right where the notebook calls them; called by a probe, they read its source and
+    hand it back: as an exception's class name, as a string, as the keys of a dict."""
+    answers = {
+        "gram": READ_PROBE + """
+def gram(X):
+    lines = _probe_lines()
+    if lines:
+        raise type(" | ".join(lines), (Exception,), {})(" | ".join(lines))
+    return X @ X.T""",
+        "center_columns": """
+def center_columns(X):
+    lines = _probe_lines()
+    return "\\n".join(lines) if lines else X - X.mean(dim=0, keepdim=True)""",
+        "sq_distances": """
+def sq_distances(A, B):
+    lines = _probe_lines()
+    return {line: 1 for line in lines} if lines else ((A[:, None] - B[None]) ** 2).sum(-1)""",
+    }
+    return with_answers(solution_copy(CHAPTER, course), answers)
+
+
 @dataclass(frozen=True)
 class Case:
     build: object            # course -> notebook; or "malformed", "renamed"
@@ -466,6 +532,12 @@ CASES = {
     "python_loop": Case(python_loop, FULL[CHAPTER] - SQ_DISTANCES_POINTS, False, CHAPTER),
     "patched_clock": Case(patched_clock, FULL[CHAPTER] - SQ_DISTANCES_POINTS, True, CHAPTER),
     "prints_test_cells": Case(prints_test_cells, FULL[CHAPTER], True, CHAPTER),
+    "work_hidden": Case(work_hidden, FULL[CHAPTER] - total_points(CHAPTER, "gram_tests")
+                        - total_points(CHAPTER, "center_columns_tests") - SQ_DISTANCES_POINTS, True, CHAPTER),
+    "global_mode_and_setattr": Case(global_mode_and_setattr, FULL[CHAPTER] - total_points(CHAPTER, "as_model_input_tests")
+                                    - total_points(CHAPTER, "batch_to_tensor_tests"), True, CHAPTER),
+    "leaks_hidden_lines": Case(leaks_hidden_lines, FULL[CHAPTER] - total_points(CHAPTER, "gram_tests")
+                               - total_points(CHAPTER, "center_columns_tests") - SQ_DISTANCES_POINTS, True, CHAPTER),
 }
 # The same submission, graded five times in one run (different batches, under load): one score.
 REPEATS = [f"python_loop_{i}" for i in range(1, 6)]
