@@ -47,7 +47,6 @@ def run_with_probes(nb, solution: Path, assignment: str, notebook: str, hidden: 
     """Run notebook `nb` as grading runs a kernel, then every probe for every student (their own
     seeds), in the assignment's shipped files; return {(student, grade_id): probe cell outputs}."""
     nb = nbformat.from_dict(nb)
-    first_probe = len(nb.cells)
     for student in students:
         for grade_id, code in hidden.items():
             cell = nbformat.v4.new_code_cell(
@@ -62,7 +61,8 @@ def run_with_probes(nb, solution: Path, assignment: str, notebook: str, hidden: 
                        skip_cells_with_tag=SKIP_WHEN_GRADING,   # as in the student's kernel
                        shutdown_kernel="immediate",             # as in the student's kernel
                        resources={"metadata": {"path": workdir}}).execute(env=dict(os.environ, **GRADING_THREADS))
-    return {tuple(cell.metadata["probe_for"]): cell.outputs for cell in nb.cells[first_probe:]}
+    # (cells of `nb` that carry "probe_for" metadata of their own come back too)
+    return {tuple(cell.metadata["probe_for"]): cell.outputs for cell in nb.cells if "probe_for" in cell.metadata}
 
 
 def _run(solution: Path, assignment: str, notebook: str, hidden: dict, students: list, timeout: int) -> dict:
