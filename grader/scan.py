@@ -36,6 +36,9 @@ ATTRIBUTES = {"__dict__", "__globals__", "__code__", "__builtins__", "__subclass
               # processes and threads
               "fork", "forkpty", "register_at_fork", "spawnv", "spawnl", "execv", "execl", "execve", "execvp",
               "Thread", "start_new_thread"}
+# torch below its Python layer, and the modes that answer for every torch call
+TORCH_INTERNALS = {"_C", "_python_dispatch", "overrides", "TorchFunctionMode", "TorchDispatchMode",
+                   "DisableTorchFunction", "DisableTorchFunctionSubclass"}
 # Attributes that are a reach on these modules only (`platform.system()` is not `os.system()`).
 MODULE_ATTRIBUTES = {"os": {"system", "popen", "kill", "killpg", "_exit"},
                      "torch": {"library", "overrides", "multiprocessing", "profiler"}}
@@ -90,7 +93,11 @@ class _Scanner(ast.NodeVisitor):
         top = (node.module or "").split(".")[0]
         if top in MACHINERY_MODULES or node.level:
             self.flag(node, f"imports from {node.module or '.'}")
+        if set((node.module or "").split(".")) & TORCH_INTERNALS:
+            self.flag(node, f"imports from {node.module}")
         for alias in node.names:
+            if alias.name in TORCH_INTERNALS:
+                self.flag(node, f"imports {alias.name} from {node.module}")
             if alias.name == "*":
                 self.flag(node, f"imports * from {node.module}")
             elif (alias.asname or alias.name) in KNOWN_MODULES and alias.name != (alias.asname or alias.name):

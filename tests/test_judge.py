@@ -127,6 +127,27 @@ def test_hidden_sections_are_found_and_stripped():
     ("exec('1')", "calls exec()"),
     ("f = (lambda: 0).__globals__", "uses .__globals__"),
     ("%time x = 1", "IPython magic"),
+    # issue 20: threads and processes, torch below its Python layer, running modules, setattr, type(), source
+    ("from concurrent.futures import ThreadPoolExecutor", "imports from concurrent.futures"),
+    ("import threading", "imports threading"),
+    ("import multiprocessing as mp", "imports multiprocessing"),
+    ("import os\npid = os.fork()", "uses .fork"),
+    ("import os\nos.system('true')", "uses os.system"),
+    ("with torch._C.DisableTorchFunction():\n    pass", "uses ._C"),
+    ("from torch.overrides import TorchFunctionMode", "imports TorchFunctionMode from torch.overrides"),
+    ("from torch.utils._python_dispatch import TorchDispatchMode", "imports from torch.utils._python_dispatch"),
+    ("import runpy\nrunpy.run_module('torchcourse.training', run_name='mine')", "imports runpy"),
+    ("import importlib", "imports importlib"),
+    ("m = __import__('torchcourse')", "calls __import__()"),
+    ("setattr(torch, 'equal', print)", "calls setattr()"),
+    ("put = setattr\nput(torch, 'equal', print)", "uses setattr without calling it"),
+    ("torch.__setattr__('equal', print)", "uses .__setattr__"),
+    ("object.__setattr__(torch, 'equal', print)", "uses .__setattr__"),
+    ("Mode = type('Mode', (object,), {})", "builds a class with type()"),
+    ("import linecache", "imports linecache"),
+    ("import inspect", "imports inspect"),
+    ("import traceback", "imports traceback"),
+    ("name = (lambda: 0).__code__.co_filename", "uses .co_filename"),
 ])
 def test_scan_flags_reaches_into_the_machinery(code, expected):
     reasons = scan(code, module_names([code]))
