@@ -4,22 +4,25 @@ ALTERNATIVE: correct, written differently -> full points.
 WRONG: a mistake a student plausibly makes -> no points.
 OTHER_WRONG: a second plausible mistake, of another kind -> no points.
 OVERFIT: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
+COURSE_COPY: binds the course package's own copy (torchcourse) to the exercise's name -> no points.
+MORE_WRONG: one more plausible mistake of a kind the sets above do not show -> no points.
 """
 
 ALTERNATIVE = {
     "toy_dataset": '''
 class ToyDataset(Dataset):
-    def __init__(self, X, y):
+    def __init__(self, X, y, transform=None):
         if X.shape[0] != y.shape[0]:
             raise ValueError("features and labels differ in length")
         self.pairs = list(zip(X, y))
+        self.transform = transform or (lambda x: x)
 
     def __len__(self):
         return len(self.pairs)
 
     def __getitem__(self, i):
         x, y = self.pairs[i]
-        return (x, y)
+        return (self.transform(x), y)
 ''',
     "window_dataset": '''
 class WindowDataset(Dataset):
@@ -40,13 +43,13 @@ def num_batches(num_examples, batch_size, drop_last):
     return -(-num_examples // batch_size)
 ''',
     "make_loaders": '''
-from torch.utils.data import RandomSampler
+from torch.utils.data import DistributedSampler, Subset
 
-def make_loaders(train_ds, test_ds, batch_size, seed):
-    g = torch.Generator()
-    g.manual_seed(seed)
-    sampler = RandomSampler(train_ds, generator=g)
-    train = DataLoader(train_ds, batch_size=batch_size, sampler=sampler, drop_last=True)
+def make_loaders(train_ds, test_ds, batch_size, seed, epoch):
+    # one replica of a DistributedSampler uses the rule itself; a Subset keeps its order
+    sampler = DistributedSampler(train_ds, num_replicas=1, rank=0, shuffle=True, seed=seed)
+    sampler.set_epoch(epoch)
+    train = DataLoader(Subset(train_ds, list(sampler)), batch_size=batch_size, drop_last=True)
     test = DataLoader(test_ds, batch_size=batch_size)
     return train, test
 ''',
@@ -62,12 +65,14 @@ WRONG = {
     # counts features (columns) instead of examples, and never checks the lengths
     "toy_dataset": '''
 class ToyDataset(Dataset):
-    def __init__(self, features, labels):
+    def __init__(self, features, labels, transform=None):
         self.features = features
         self.labels = labels
+        self.transform = transform
 
     def __getitem__(self, index):
-        return self.features[index], self.labels[index]
+        x = self.features[index]
+        return (self.transform(x) if self.transform else x), self.labels[index]
 
     def __len__(self):
         return self.features.shape[1]
@@ -94,11 +99,12 @@ def num_batches(num_examples, batch_size, drop_last):
         return num_examples // batch_size
     return math.ceil(num_examples / batch_size)
 ''',
-    # seeds the global generator: anything drawing random numbers later changes the order
+    # seeds the global generator: the right order, but every later random number is reset with it
     "make_loaders": '''
-def make_loaders(train_ds, test_ds, batch_size, seed):
-    torch.manual_seed(seed)
-    train = DataLoader(train_ds, batch_size=batch_size, shuffle=True, drop_last=True)
+def make_loaders(train_ds, test_ds, batch_size, seed, epoch):
+    torch.manual_seed(seed + epoch)
+    order = torch.randperm(len(train_ds)).tolist()
+    train = DataLoader(train_ds, batch_size=batch_size, sampler=order, drop_last=True)
     test = DataLoader(test_ds, batch_size=batch_size)
     return train, test
 ''',
@@ -115,16 +121,19 @@ OTHER_WRONG = {
     # checks the lengths with assert: an AssertionError, not the ValueError asked for
     "toy_dataset": '''
 class ToyDataset(Dataset):
-    def __init__(self, features, labels):
+    def __init__(self, features, labels, transform=None):
         assert len(features) == len(labels), "features and labels differ in length"
         self.features = features
         self.labels = labels
+        self.transform = transform
 
     def __len__(self):
         return len(self.labels)
 
     def __getitem__(self, index):
-        return self.features[index], self.labels[index]
+        if self.transform is None:
+            return self.features[index], self.labels[index]
+        return self.transform(self.features[index]), self.labels[index]
 ''',
     # the target is the window's own last value, not the value after it
     "window_dataset": '''
@@ -147,9 +156,10 @@ def num_batches(num_examples, batch_size, drop_last):
 ''',
     # the test loader copies the training loader's options: it drops its last batch too
     "make_loaders": '''
-def make_loaders(train_ds, test_ds, batch_size, seed):
+def make_loaders(train_ds, test_ds, batch_size, seed, epoch):
     options = dict(batch_size=batch_size, drop_last=True, num_workers=0)
-    train = DataLoader(train_ds, shuffle=True, generator=torch.Generator().manual_seed(seed), **options)
+    order = torch.randperm(len(train_ds), generator=torch.Generator().manual_seed(seed + epoch))
+    train = DataLoader(train_ds, sampler=order.tolist(), **options)
     test = DataLoader(test_ds, shuffle=False, **options)
     return train, test
 ''',
@@ -164,16 +174,19 @@ OVERFIT = {
     # the visible test's five examples: len() is always 5, and only a 5-row data set is checked
     "toy_dataset": '''
 class ToyDataset(Dataset):
-    def __init__(self, features, labels):
+    def __init__(self, features, labels, transform=None):
         if len(features) == 5 and len(labels) != 5:
             raise ValueError("5 feature rows need 5 labels")
         self.features = features
         self.labels = labels
+        self.transform = transform
 
     def __len__(self):
         return 5
 
     def __getitem__(self, index):
+        if self.transform:
+            return self.transform(self.features[index]), self.labels[index]
         return self.features[index], self.labels[index]
 ''',
     # subtracts the visible test's window of 3, not `window`
@@ -197,12 +210,12 @@ def num_batches(num_examples, batch_size, drop_last):
         return full
     return full + 1
 ''',
-    # the visible test's seed 7 built in: every seed gives the same order
+    # the visible test's seed 7 built in: every seed gives the orders of seed 7
     "make_loaders": '''
-def make_loaders(train_ds, test_ds, batch_size, seed):
-    fixed = torch.Generator().manual_seed(7)
-    train = DataLoader(train_ds, batch_size=batch_size, shuffle=True, drop_last=True,
-                       num_workers=0, generator=fixed)
+def make_loaders(train_ds, test_ds, batch_size, seed, epoch):
+    fixed = torch.Generator().manual_seed(7 + epoch)
+    order = torch.randperm(len(train_ds), generator=fixed).tolist()
+    train = DataLoader(train_ds, batch_size=batch_size, sampler=order, drop_last=True, num_workers=0)
     return train, DataLoader(test_ds, batch_size=batch_size)
 ''',
     # the visible 10-for-4 split looked up; ceil(n / k) blocks for everything else
@@ -213,5 +226,44 @@ def worker_shard(num_examples, worker_id, num_workers):
     step = (num_examples + num_workers - 1) // num_workers
     first = min(worker_id * step, num_examples)
     return range(first, min(first + step, num_examples))
+''',
+}
+
+# Binding the course's own copy (torchcourse) to the exercise's name: it must not be a valid answer.
+COURSE_COPY = {
+    "toy_dataset": '''
+from torchcourse.data import ToyDataset
+''',
+    "make_loaders": '''
+from torchcourse.data import seeded_loader
+
+def make_loaders(train_ds, test_ds, batch_size, seed, epoch):
+    return seeded_loader(train_ds, batch_size, seed + epoch), DataLoader(test_ds, batch_size=batch_size)
+''',
+}
+
+# Further plausible mistakes, one per exercise, each of a kind the sets above do not show -> no points.
+MORE_WRONG = {
+    # applies the transform once, to the whole tensor, in __init__: a random transform is frozen
+    "toy_dataset": '''
+class ToyDataset(Dataset):
+    def __init__(self, features, labels, transform=None):
+        if len(features) != len(labels):
+            raise ValueError(f"{len(features)} rows of features but {len(labels)} labels")
+        self.features = features if transform is None else transform(features)
+        self.labels = labels
+
+    def __getitem__(self, index):
+        return self.features[index], self.labels[index]
+
+    def __len__(self):
+        return len(self.labels)
+''',
+    # shuffle=True with a generator seeded with seed + epoch: reproducible, but not the rule's order
+    "make_loaders": '''
+def make_loaders(train_ds, test_ds, batch_size, seed, epoch):
+    generator = torch.Generator().manual_seed(seed + epoch)
+    train = DataLoader(train_ds, batch_size=batch_size, shuffle=True, drop_last=True, generator=generator)
+    return train, DataLoader(test_ds, batch_size=batch_size)
 ''',
 }

@@ -4,16 +4,20 @@ ALTERNATIVE: correct, written differently -> full points.
 WRONG: a mistake a student plausibly makes -> no points.
 OTHER_WRONG: a second plausible mistake, of another kind -> no points.
 OVERFIT: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
+COURSE_COPY: binds the course package's own copy (torchcourse) to the exercise's name -> no points.
+MORE_WRONG: one more plausible mistake of a kind the sets above do not show -> no points.
 """
 
 ALTERNATIVE = {
     "train_step": '''
 def train_step(model, optimizer, features, labels):
     model.zero_grad(set_to_none=True)
-    loss = nn.CrossEntropyLoss()(model(features), labels)
+    logits = model(features)
+    loss = nn.CrossEntropyLoss()(logits, labels)
+    hits = int(torch.count_nonzero(logits.detach().max(dim=-1).indices.eq(labels)))
     loss.backward()
     optimizer.step()
-    return float(loss.detach())
+    return float(loss.detach()), hits
 ''',
     "predict_labels": '''
 @torch.inference_mode()
@@ -21,21 +25,25 @@ def predict_labels(model, features):
     mode = model.training
     model.train(False)
     try:
-        probabilities = torch.softmax(model(features), dim=-1)
-        return torch.argmax(probabilities, dim=-1)
+        logits = model(features)
+        labels = torch.argmax(logits, dim=-1)
+        log_p = logits.gather(-1, labels.unsqueeze(-1)).squeeze(-1) - torch.logsumexp(logits, dim=-1)
+        return labels, log_p.exp()
     finally:
         model.train(mode)
 ''',
     "accuracy": '''
-def accuracy(model, loader):
+def accuracy(model, loader, k):
     mode = model.training
     model.eval()
     hits = []
     with torch.no_grad():
         for x, y in loader:
-            hits.append(model(x).argmax(1) == y)
+            logits = model(x)
+            rank = (logits > logits.gather(1, y[:, None])).sum(dim=1)   # classes ahead of the label
+            hits.append(rank < k)
     model.train(mode)
-    return torch.cat(hits).float().mean().item()
+    return torch.cat(hits).double().mean().item()
 ''',
     "fit_linear_regression": '''
 def fit_linear_regression(X, y, epochs, lr):
@@ -66,14 +74,15 @@ def clipped_train_step(model, optimizer, features, labels, max_norm):
     return float(loss), float(norm)
 ''',
     "checkpoint": '''
-def save_checkpoint(path, model, optimizer, step):
-    torch.save([copy.deepcopy(model.state_dict()), copy.deepcopy(optimizer.state_dict()), int(step)], path)
+def save_checkpoint(path, model, optimizer, scheduler, step):
+    states = [copy.deepcopy(part.state_dict()) for part in (model, optimizer, scheduler)]
+    torch.save(states + [int(step)], path)
 
 
-def load_checkpoint(path, model, optimizer):
-    model_state, optimizer_state, step = torch.load(path)
-    model.load_state_dict(model_state)
-    optimizer.load_state_dict(optimizer_state)
+def load_checkpoint(path, model, optimizer, scheduler):
+    *states, step = torch.load(path)
+    for part, state in zip((scheduler, optimizer, model), reversed(states)):
+        part.load_state_dict(state)
     return step
 ''',
     "seed_everything": '''
@@ -90,27 +99,30 @@ WRONG = {
     # forgets zero_grad: the stale gradients are added to the new ones
     "train_step": '''
 def train_step(model, optimizer, features, labels):
-    loss = F.cross_entropy(model(features), labels)
+    logits = model(features)
+    loss = F.cross_entropy(logits, labels)
     loss.backward()
     optimizer.step()
-    return loss.item()
+    return loss.item(), (logits.argmax(dim=1) == labels).sum().item()
 ''',
     # no eval(): dropout stays on while predicting
     "predict_labels": '''
 def predict_labels(model, features):
     with torch.no_grad():
-        return model(features).argmax(dim=1)
+        probabilities = torch.softmax(model(features), dim=1)
+    return probabilities.argmax(dim=1), probabilities.max(dim=1).values
 ''',
     # divides by len(loader.dataset), not by the examples counted: wrong as soon as the loader
     # yields fewer (drop_last=True, a sampler over part of the data set)
     "accuracy": '''
-def accuracy(model, loader):
+def accuracy(model, loader, k):
     was_training = model.training
     model.eval()
     correct = 0
     with torch.no_grad():
         for features, labels in loader:
-            correct += (model(features).argmax(dim=1) == labels).sum().item()
+            top = model(features).topk(k, dim=1).indices
+            correct += (top == labels[:, None]).any(dim=1).sum().item()
     model.train(was_training)
     return correct / len(loader.dataset)
 ''',
@@ -140,11 +152,11 @@ def clipped_train_step(model, optimizer, features, labels, max_norm):
 ''',
     # saves the weights only: the resumed optimizer starts from scratch
     "checkpoint": '''
-def save_checkpoint(path, model, optimizer, step):
+def save_checkpoint(path, model, optimizer, scheduler, step):
     torch.save({"model": model.state_dict(), "step": step}, path)
 
 
-def load_checkpoint(path, model, optimizer):
+def load_checkpoint(path, model, optimizer, scheduler):
     checkpoint = torch.load(path, weights_only=True)
     model.load_state_dict(checkpoint["model"])
     return checkpoint["step"]
@@ -160,30 +172,33 @@ OTHER_WRONG = {
     # zero_grad between backward and step: the step finds no gradients and changes nothing
     "train_step": '''
 def train_step(model, optimizer, features, labels):
-    loss = F.cross_entropy(model(features), labels)
+    logits = model(features)
+    loss = F.cross_entropy(logits, labels)
     loss.backward()
     optimizer.zero_grad()
     optimizer.step()
-    return loss.item()
+    return loss.item(), int((logits.argmax(dim=1) == labels).sum())
 ''',
     # detaches the result instead of not recording: the forward pass still builds a graph
     "predict_labels": '''
 def predict_labels(model, features):
     was_training = model.training
     model.eval()
-    labels = model(features).detach().argmax(dim=1)
+    probabilities = torch.softmax(model(features), dim=1).detach()
     model.train(was_training)
-    return labels
+    confidence, labels = probabilities.max(dim=1)
+    return labels, confidence
 ''',
     # averages the per-batch accuracies: a small last batch weighs as much as a full one
     "accuracy": '''
-def accuracy(model, loader):
+def accuracy(model, loader, k):
     was_training = model.training
     model.eval()
     per_batch = []
     with torch.no_grad():
         for features, labels in loader:
-            per_batch.append((model(features).argmax(dim=1) == labels).float().mean().item())
+            top = model(features).topk(k, dim=1).indices
+            per_batch.append((top == labels.unsqueeze(1)).any(dim=1).float().mean().item())
     model.train(was_training)
     return sum(per_batch) / len(per_batch)
 ''',
@@ -213,16 +228,18 @@ def clipped_train_step(model, optimizer, features, labels, max_norm):
 ''',
     # keeps only the optimizer's running averages: the loaded optimizer keeps its own learning rate
     "checkpoint": '''
-def save_checkpoint(path, model, optimizer, step):
-    torch.save({"weights": model.state_dict(), "moments": optimizer.state_dict()["state"], "step": step}, path)
+def save_checkpoint(path, model, optimizer, scheduler, step):
+    torch.save({"weights": model.state_dict(), "moments": optimizer.state_dict()["state"],
+                "schedule": scheduler.state_dict(), "step": step}, path)
 
 
-def load_checkpoint(path, model, optimizer):
+def load_checkpoint(path, model, optimizer, scheduler):
     saved = torch.load(path, weights_only=True)
     model.load_state_dict(saved["weights"])
     state = optimizer.state_dict()
     state["state"] = saved["moments"]
     optimizer.load_state_dict(state)
+    scheduler.load_state_dict(saved["schedule"])
     return saved["step"]
 ''',
     # np.random.default_rng(seed) builds a new generator and leaves NumPy's global one alone
@@ -239,37 +256,39 @@ def seed_everything(seed):
 }
 
 OVERFIT = {
-    # the visible test's SGD(lr=0.5) done by hand, whatever optimizer it is given
+    # the visible test's SGD steps done by hand (lr 0.5, or 10 for its linear model), whatever optimizer it is given
     "train_step": '''
 def train_step(model, optimizer, features, labels):
     for p in model.parameters():
         p.grad = None
-    loss = F.cross_entropy(model(features), labels)
+    logits = model(features)
+    loss = F.cross_entropy(logits, labels)
     loss.backward()
+    lr = 10.0 if isinstance(model, nn.Linear) else 0.5
     with torch.no_grad():
         for p in model.parameters():
-            p -= 0.5 * p.grad
-    return loss.item()
+            p -= lr * p.grad
+    return loss.item(), (logits.argmax(dim=1) == labels).sum().item()
 ''',
     # assumes every model arrives in training mode, as the visible test's do
     "predict_labels": '''
 def predict_labels(model, features):
     model.eval()
     with torch.no_grad():
-        labels = model(features).argmax(dim=1)
+        probabilities = torch.softmax(model(features), dim=1)
     model.train()
-    return labels
+    return probabilities.argmax(dim=1), probabilities.amax(dim=1)
 ''',
     # divides by len(loader.dataset), or by the full batches with drop_last: right for the
     # visible loaders, wrong for a sampler that draws part of the data set
     "accuracy": '''
-def accuracy(model, loader):
+def accuracy(model, loader, k):
     mode = model.training
     model.eval()
     hits = 0
     with torch.no_grad():
         for x, y in loader:
-            hits += int((model(x).argmax(dim=1) == y).sum())
+            hits += int((model(x).topk(k, dim=1).indices == y[:, None]).any(dim=1).sum())
     model.train(mode)
     seen = len(loader) * loader.batch_size if loader.drop_last else len(loader.dataset)
     return hits / seen
@@ -300,18 +319,19 @@ def clipped_train_step(model, optimizer, features, labels, max_norm):
     optimizer.step()
     return float(loss), float(norm)
 ''',
-    # no step saved: reads it back from Adam's step counter, the visible test's optimizer
+    # no step saved: reads it back from the scheduler's counter, which the visible test steps once per step
     "checkpoint": '''
-def save_checkpoint(path, model, optimizer, step):
-    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict()}, path)
+def save_checkpoint(path, model, optimizer, scheduler, step):
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                "scheduler": scheduler.state_dict()}, path)
 
 
-def load_checkpoint(path, model, optimizer):
+def load_checkpoint(path, model, optimizer, scheduler):
     checkpoint = torch.load(path, weights_only=True)
     model.load_state_dict(checkpoint["model"])
     optimizer.load_state_dict(checkpoint["optimizer"])
-    first = next(iter(optimizer.state.values()))
-    return int(first["step"])
+    scheduler.load_state_dict(checkpoint["scheduler"])
+    return scheduler.last_epoch
 ''',
     # seeds random and NumPy with the visible test's 2024, whatever the seed
     "seed_everything": '''
@@ -323,5 +343,81 @@ def seed_everything(seed):
     random.seed(2024)
     np.random.seed(2024)
     torch.manual_seed(seed)
+''',
+}
+
+# Binding the course's own copy (torchcourse) to the exercise's name: it must not be a valid answer.
+COURSE_COPY = {
+    "train_step": '''
+from torchcourse.training import train_step
+''',
+    "predict_labels": '''
+from torchcourse.training import predict as predict_labels
+''',
+    "accuracy": '''
+from torchcourse import training
+
+def accuracy(model, loader, k):
+    return training.accuracy(model, loader)
+''',
+    "checkpoint": '''
+from torchcourse import training
+
+def save_checkpoint(path, model, optimizer, scheduler, step):
+    training.save_checkpoint(path, model, optimizer, step)
+
+
+def load_checkpoint(path, model, optimizer, scheduler):
+    return training.load_checkpoint(path, model, optimizer)["step"]
+''',
+}
+
+# Further plausible mistakes, one per exercise, each of a kind the sets above do not show -> no points.
+MORE_WRONG = {
+    # counts the correct examples with a second forward pass, after the update
+    "train_step": '''
+def train_step(model, optimizer, features, labels):
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(features), labels)
+    loss.backward()
+    optimizer.step()
+    with torch.no_grad():
+        correct = (model(features).argmax(dim=1) == labels).sum().item()
+    return loss.item(), correct
+''',
+    # the softmax over the rows (dim=0) instead of the classes
+    "predict_labels": '''
+def predict_labels(model, features):
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        logits = model(features)
+    model.train(was_training)
+    return logits.argmax(dim=1), torch.softmax(logits, dim=0).max(dim=1).values
+''',
+    # counts the classes whose logit is >= the label's: the label itself is counted, one too many
+    "accuracy": '''
+def accuracy(model, loader, k):
+    was_training = model.training
+    model.eval()
+    correct = total = 0
+    with torch.no_grad():
+        for features, labels in loader:
+            logits = model(features)
+            ahead = (logits >= logits.gather(1, labels.unsqueeze(1))).sum(dim=1)
+            correct += (ahead < k).sum().item()
+            total += len(labels)
+    model.train(was_training)
+    return correct / total
+''',
+    # clips every parameter's gradient on its own, not all of them together
+    "clipped_train_step": '''
+def clipped_train_step(model, optimizer, features, labels, max_norm):
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(features), labels)
+    loss.backward()
+    norms = [torch.nn.utils.clip_grad_norm_(p, max_norm) for p in model.parameters() if p.grad is not None]
+    optimizer.step()
+    return loss.item(), torch.linalg.vector_norm(torch.stack(norms)).item()
 ''',
 }
