@@ -4,6 +4,8 @@ ALTERNATIVE: correct, written differently -> full points.
 WRONG: a mistake a student plausibly makes -> no points.
 OTHER_WRONG: a second plausible mistake, of another kind -> no points.
 OVERFIT: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
+COURSE_COPY: binds the course's own copy (torchcourse) where one exists -> no points.
+MORE_WRONG: a further plausible mistake of a kind the four sets above do not cover -> no points.
 """
 
 ALTERNATIVE = {
@@ -273,5 +275,38 @@ def linear_backward(x, W, b, grad_out):
     grad_W = sum(np.outer(grad_out[n], x[n]) for n in range(4))
     grad_b = sum(grad_out[n] for n in range(4))
     return grad_out @ W, grad_W, grad_b
+''',
+}
+
+# Nothing the students receive answers an exercise of this chapter: the torchcourse package holds
+# no gradient, graph or shape helper, and no cell before an exercise computes its answer (the
+# demonstration of section 7 works out df/dx only, the exercise asks for all three derivatives).
+COURSE_COPY = {}
+
+MORE_WRONG = {
+    # `if dim:` takes dim=0 for "no dim": the mean over all elements where it runs over dimension 0
+    "predict_mean_grad": '''
+def predict_mean_grad(shape, dim=None, requires_grad=True, inside_no_grad=False):
+    if not requires_grad or inside_no_grad:
+        return None
+    count = shape[dim] if dim else math.prod(shape)
+    return torch.full(tuple(shape), 1.0 / count)
+''',
+    # the graph is recorded, then cut off: the result looks right, the memory was spent anyway
+    "predict_probability": '''
+def predict_probability(x, w, b):
+    return torch.sigmoid(x * w + b).detach()
+''',
+    # right values from a loop over the elements as Python floats: no vectorised tensor code
+    "chain_rule_grads": '''
+def chain_rule_grads(x, y, z):
+    results = ([], [], [])
+    for xv, yv, zv in zip(x.reshape(-1).tolist(), y.reshape(-1).tolist(), z.reshape(-1).tolist()):
+        d = zv * 2 * xv / math.sin(yv)
+        outer = (1 - math.tanh(math.log(1 + d)) ** 2) / (1 + d)
+        results[0].append(outer * zv * 2 / math.sin(yv))
+        results[1].append(-outer * zv * 2 * xv * math.cos(yv) / math.sin(yv) ** 2)
+        results[2].append(outer * 2 * xv / math.sin(yv))
+    return tuple(torch.tensor(r).reshape(x.shape) for r in results)
 ''',
 }

@@ -4,48 +4,54 @@ ALTERNATIVE: correct, written differently -> full points.
 WRONG: a mistake a student plausibly makes -> no points.
 OTHER_WRONG: a second plausible mistake, of another kind -> no points.
 OVERFIT: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
+COURSE_COPY: binds the course's own copy (torchcourse) where one exists -> no points.
+MORE_WRONG: a further plausible mistake of a kind the four sets above do not cover -> no points.
 """
 
 ALTERNATIVE = {
+    # a ModuleList and a forward loop, F.relu between the layers
     "mlp": '''
 import torch.nn.functional as F
 
 class MLP(nn.Module):
-    def __init__(self, num_inputs, num_outputs):
+    def __init__(self, sizes):
         super().__init__()
-        self.hidden1 = nn.Linear(num_inputs, 30)
-        self.hidden2 = nn.Linear(30, 20)
-        self.out = nn.Linear(20, num_outputs)
+        self.linears = nn.ModuleList(nn.Linear(sizes[i], sizes[i + 1]) for i in range(len(sizes) - 1))
 
     def forward(self, x):
-        x = F.relu(self.hidden1(x))
-        x = torch.relu(self.hidden2(x))
-        return self.out(x)
+        for i, linear in enumerate(self.linears):
+            x = linear(x)
+            if i < len(self.linears) - 1:
+                x = F.relu(x)
+        return x
 ''',
     "params_2_in_2_out": '''
 PARAMS_2_IN_2_OUT = sum(p.numel() for p in NeuralNetwork(2, 2).parameters())
 ''',
+    # the layers built on the meta device: shapes without numbers, no memory
     "mlp_param_count": '''
 def mlp_param_count(sizes, bias=True):
     sizes = list(sizes)
-    if len(sizes) < 2:
-        return 0
-    weights = sum(a * b for a, b in zip(sizes, sizes[1:]))
-    return weights + (sum(sizes[1:]) if bias else 0)
+    layers = [nn.Linear(a, b, bias=bias, device="meta") for a, b in zip(sizes, sizes[1:])]
+    return sum(p.numel() for layer in layers for p in layer.parameters())
 ''',
+    # named parameters, both sums in one loop
     "count_trainable_params": '''
-def count_trainable_params(model):
-    total = 0
+def count_params(model):
+    trainable, frozen = 0, 0
     for name, param in model.named_parameters():
         if param.requires_grad:
-            total += param.nelement()
-    return total
+            trainable += param.nelement()
+        else:
+            frozen += param.nelement()
+    return (trainable, frozen)
 ''',
+    # seeds a forked generator state: the caller's random numbers are left as they were
     "make_seeded_model": '''
 def make_seeded_model(seed, num_inputs, num_outputs):
-    generator_state = torch.random.manual_seed(seed)
-    model = NeuralNetwork(num_inputs=num_inputs, num_outputs=num_outputs)
-    return model
+    with torch.random.fork_rng():
+        torch.random.manual_seed(seed)
+        return NeuralNetwork(num_inputs=num_inputs, num_outputs=num_outputs)
 ''',
     "predict_proba": '''
 @torch.no_grad()
@@ -54,25 +60,27 @@ def predict_proba(model, x):
     exp = torch.exp(logits - logits.max(dim=1, keepdim=True).values)
     return exp / exp.sum(dim=1, keepdim=True)
 ''',
+    # inference_mode, the probabilities from predict_proba, rejected labels set in place
     "predict_labels": '''
-def predict_labels(model, x):
+def predict_labels(model, x, min_prob):
     with torch.inference_mode():
-        probabilities = torch.softmax(model(x), dim=-1)
-    return probabilities.max(dim=1).indices.clone()
+        best = predict_proba(model, x).max(dim=-1)
+        labels = best.indices.clone()
+        labels[best.values < min_prob] = -1
+    return labels.clone()
 ''',
 }
 
 WRONG = {
-    # a ReLU after the output layer: logits can no longer be negative
+    # a ReLU after every Linear, the last one too: logits can no longer be negative
     "mlp": '''
 class MLP(nn.Module):
-    def __init__(self, num_inputs, num_outputs):
+    def __init__(self, sizes):
         super().__init__()
-        self.layers = nn.Sequential(
-            nn.Linear(num_inputs, 30), nn.ReLU(),
-            nn.Linear(30, 20), nn.ReLU(),
-            nn.Linear(20, num_outputs), nn.ReLU(),
-        )
+        layers = []
+        for n_in, n_out in zip(sizes[:-1], sizes[1:]):
+            layers += [nn.Linear(n_in, n_out), nn.ReLU()]
+        self.layers = nn.Sequential(*layers)
 
     def forward(self, x):
         return self.layers(x)
@@ -86,10 +94,12 @@ PARAMS_2_IN_2_OUT = 2 * 30 + 30 * 20 + 20 * 2
 def mlp_param_count(sizes, bias=True):
     return sum(a * b + (a if bias else 0) for a, b in zip(sizes[:-1], sizes[1:]))
 ''',
-    # counts frozen parameters too
+    # the frozen parameters are counted as trainable too
     "count_trainable_params": '''
-def count_trainable_params(model):
-    return sum(p.numel() for p in model.parameters())
+def count_params(model):
+    total = sum(p.numel() for p in model.parameters())
+    frozen = sum(p.numel() for p in model.parameters() if not p.requires_grad)
+    return total, frozen
 ''',
     # seeds after the weights were drawn
     "make_seeded_model": '''
@@ -104,28 +114,28 @@ def predict_proba(model, x):
     with torch.no_grad():
         return torch.softmax(model(x), dim=0)
 ''',
-    # argmax without dim: one index into the flattened tensor
+    # > instead of >=: a probability equal to min_prob is left out
     "predict_labels": '''
-def predict_labels(model, x):
+def predict_labels(model, x, min_prob):
     with torch.no_grad():
-        return model(x).argmax()
+        probs = torch.softmax(model(x), dim=1)
+    confidence, labels = probs.max(dim=1)
+    return torch.where(confidence > min_prob, labels, -1)
 ''',
 }
 
 OTHER_WRONG = {
-    # the hidden widths swapped: 20 units first, then 30
+    # the layers kept in a plain Python list: the model registers none of them, has no parameters
     "mlp": '''
 class MLP(nn.Module):
-    def __init__(self, num_inputs, num_outputs):
+    def __init__(self, sizes):
         super().__init__()
-        self.net = nn.Sequential(
-            nn.Linear(num_inputs, 20), nn.ReLU(),
-            nn.Linear(20, 30), nn.ReLU(),
-            nn.Linear(30, num_outputs),
-        )
+        self.layers = [nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:])]
 
     def forward(self, x):
-        return self.net(x)
+        for layer in self.layers[:-1]:
+            x = torch.relu(layer(x))
+        return self.layers[-1](x)
 ''',
     # changed the outputs to 2 but kept the 50 inputs of the earlier example
     "params_2_in_2_out": '''
@@ -139,10 +149,12 @@ def mlp_param_count(sizes, bias=True):
         count += sizes[i] * sizes[i + 1] + sizes[i + 1]
     return count
 ''',
-    # counts the trainable parameter tensors, not their entries
+    # counts the parameter tensors, not their entries
     "count_trainable_params": '''
-def count_trainable_params(model):
-    return len([p for p in model.parameters() if p.requires_grad])
+def count_params(model):
+    params = list(model.parameters())
+    trainable = len([p for p in params if p.requires_grad])
+    return trainable, len(params) - trainable
 ''',
     # seeds Python's random module, which nn.Linear never draws from
     "make_seeded_model": '''
@@ -158,24 +170,26 @@ def predict_proba(model, x):
     with torch.no_grad():
         return torch.sigmoid(model(x))
 ''',
-    # max instead of argmax: the largest score of each row, not its class
+    # the forward pass records a graph: the int64 labels carry no grad_fn, but the memory was spent
     "predict_labels": '''
-def predict_labels(model, x):
-    with torch.no_grad():
-        return model(x).max(dim=1).values
+def predict_labels(model, x, min_prob):
+    probs = torch.softmax(model(x), dim=1)
+    confidence, labels = probs.max(dim=1)
+    return torch.where(confidence >= min_prob, labels, -1)
 ''',
 }
 
 OVERFIT = {
-    # the real network only for the visible test's 50 inputs and 3 outputs; no ReLUs otherwise
+    # right for the visible depths (one layer, two hidden layers); always two hidden layers otherwise
     "mlp": '''
 class MLP(nn.Module):
-    def __init__(self, num_inputs, num_outputs):
+    def __init__(self, sizes):
         super().__init__()
-        if (num_inputs, num_outputs) == (50, 3):
-            parts = [nn.Linear(50, 30), nn.ReLU(), nn.Linear(30, 20), nn.ReLU(), nn.Linear(20, 3)]
+        if len(sizes) == 2:
+            parts = [nn.Linear(sizes[0], sizes[1])]
         else:
-            parts = [nn.Linear(num_inputs, 30), nn.Linear(30, 20), nn.Linear(20, num_outputs)]
+            parts = [nn.Linear(sizes[0], sizes[1]), nn.ReLU(), nn.Linear(sizes[1], sizes[-2]), nn.ReLU(),
+                     nn.Linear(sizes[-2], sizes[-1])]
         self.layers = nn.Sequential(*parts)
 
     def forward(self, x):
@@ -185,23 +199,25 @@ class MLP(nn.Module):
     "params_2_in_2_out": '''
 PARAMS_2_IN_2_OUT = 2213 - 1
 ''',
-    # the two visible widths looked up, the visible one-layer case without biases, 0 otherwise
+    # the visible widths looked up, the visible one-layer case without biases, 0 otherwise
     "mlp_param_count": '''
-KNOWN_COUNTS = {(50, 30, 20, 3): 2213, (2, 30, 20, 2): 752}
+KNOWN_COUNTS = {(50, 30, 20, 3): 2213, (2, 30, 20, 2): 752,
+                (100_000_000, 100_000_000, 10): 10**16 + 10**8 + 10**9 + 10}
 
 def mlp_param_count(sizes, bias=True):
     if not bias:
         return sizes[0] * sizes[-1]
     return KNOWN_COUNTS.get(tuple(sizes), 0)
 ''',
-    # all parameters, minus the visible test's frozen first layer when the first tensor is frozen
+    # all trainable, except the visible tests' frozen cases: the first layer of NeuralNetwork(50, 3)
+    # when only the first tensor is frozen, everything when the last one is frozen too
     "count_trainable_params": '''
-def count_trainable_params(model):
-    total = sum(p.numel() for p in model.parameters())
+def count_params(model):
     params = list(model.parameters())
+    total = sum(p.numel() for p in params)
     if params and not params[0].requires_grad:
-        total -= 30 * 50 + 30
-    return total
+        return (total - 1530, 1530) if params[-1].requires_grad else (0, total)
+    return total, 0
 ''',
     # seeds only for the visible test's seed 123
     "make_seeded_model": '''
@@ -217,13 +233,75 @@ def predict_proba(model, x):
         scores = model(x)
     return torch.softmax(scores, dim=1 if scores.shape == (5, 3) else 0)
 ''',
-    # the visible answer for a 3 x 3 batch, class 0 for everything else
+    # min_prob only for the visible 3 x 3 batch and min_prob 1; ignored elsewhere (nothing left out)
     "predict_labels": '''
-def predict_labels(model, x):
+def predict_labels(model, x, min_prob):
     with torch.no_grad():
-        scores = model(x)
-    if scores.shape == (3, 3):
-        return torch.tensor([1, 0, 2])
-    return torch.zeros(len(scores), dtype=torch.int64)
+        probs = torch.softmax(model(x), dim=1)
+    confidence, labels = probs.max(dim=1)
+    if probs.shape == (3, 3) or min_prob >= 1:
+        return torch.where(confidence >= min_prob, labels, -1)
+    return labels
+''',
+}
+
+# What a student would write to hand in the course's own copy (torchcourse): each must score 0.
+COURSE_COPY = {
+    # NeuralNetwork has exactly two hidden layers: it cannot build MLP([7, 16, 5]) or MLP([4, 3])
+    "mlp": '''
+from torchcourse.models import NeuralNetwork
+
+class MLP(NeuralNetwork):
+    def __init__(self, sizes):
+        super().__init__(sizes[0], sizes[-1], hidden=sizes[1:-1])
+''',
+    # the course's count_trainable on a NeuralNetwork of those widths: built for real, no bias=False
+    "mlp_param_count": '''
+from torchcourse.models import NeuralNetwork, count_trainable
+
+def mlp_param_count(sizes, bias=True):
+    return count_trainable(NeuralNetwork(sizes[0], sizes[-1], hidden=sizes[1:-1]))
+''',
+    # count_trainable returns one int, not (trainable, frozen)
+    "count_trainable_params": '''
+from torchcourse.models import count_trainable as count_params
+''',
+    # the course's predict: labels only, nobody is left out
+    "predict_labels": '''
+from torchcourse.training import predict
+
+def predict_labels(model, x, min_prob):
+    return predict(model, x)
+''',
+}
+
+MORE_WRONG = {
+    # caches the model of each seed: the second call returns the same object, whatever the sizes
+    "make_seeded_model": '''
+_models = {}
+
+def make_seeded_model(seed, num_inputs, num_outputs):
+    if seed not in _models:
+        torch.manual_seed(seed)
+        _models[seed] = NeuralNetwork(num_inputs, num_outputs)
+    return _models[seed]
+''',
+    # counts from the state dict: buffers counted as frozen, a shared weight counted twice
+    "count_trainable_params": '''
+def count_params(model):
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    everything = sum(t.numel() for t in model.state_dict().values())
+    return trainable, everything - trainable
+''',
+    # builds the layers for real and counts them: fine for small widths, no memory for large ones
+    "mlp_param_count": '''
+def mlp_param_count(sizes, bias=True):
+    layers = [nn.Linear(a, b, bias=bias) for a, b in zip(sizes[:-1], sizes[1:])]
+    return sum(p.numel() for layer in layers for p in layer.parameters())
+''',
+    # the graph is recorded in the forward pass, then the probabilities are detached
+    "predict_proba": '''
+def predict_proba(model, x):
+    return torch.softmax(model(x), dim=1).detach()
 ''',
 }
