@@ -1,0 +1,176 @@
+"""No answer ships: nothing students receive passes an exercise when bound to the exercise's name.
+
+Students get the `torchcourse` package and `ddp_scripts/`. For every exercise, every public function
+and class of those that could be called the way the exercise's own function or class is called is
+bound, in turn, to the exercise's name in a kernel that has run the solution notebook; then the
+exercise's probe runs and the judge compares its record with the reference's. A pass means the
+course hands students that answer (docs/GRADING.md, "Answers the course ships are not answers").
+tests/answers/<chapter>.py names the twins it knows in COURSE_COPY, graded by tests/test_chapters.py;
+this test finds the ones nobody listed.
+"""
+import ast
+import importlib
+import inspect
+import pkgutil
+import runpy
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import torchcourse
+from conftest import ALL_CHAPTERS
+from grader.course import REPO_ROOT, source_notebook
+from grader.preprocessors.judge import verdict
+from grader.probes import ProbeError, hidden_section, probe_source, read_probe, student_seed
+from grader.reference import run_with_probes
+
+STUDENT = "course-copy"
+SCRIPTS = sorted((REPO_ROOT / "ddp_scripts").glob("*.py"))
+
+
+def shipped() -> dict:
+    """{(where, name): the object} for every public function and class defined in what students get."""
+    found = {}
+    for info in pkgutil.iter_modules(torchcourse.__path__):
+        module = importlib.import_module(f"torchcourse.{info.name}")
+        found.update({(module.__name__, name): obj for name, obj in vars(module).items()
+                      if not name.startswith("_") and (inspect.isfunction(obj) or inspect.isclass(obj))
+                      and obj.__module__ == module.__name__})
+    sys.path.insert(0, str(REPO_ROOT / "ddp_scripts"))     # the scripts import each other
+    try:
+        namespaces = {script: runpy.run_path(str(script), run_name="shipped_script") for script in SCRIPTS}
+    finally:
+        sys.path.remove(str(REPO_ROOT / "ddp_scripts"))
+    for script, namespace in namespaces.items():
+        found.update({(str(script.relative_to(REPO_ROOT)), name): obj for name, obj in namespace.items()
+                      if not name.startswith("_") and inspect.isfunction(obj) and obj.__module__ == "shipped_script"})
+    return found
+
+
+def _positional(args: ast.arguments, skip: int = 0) -> int | None:
+    """How many positional arguments a call with only the required ones passes (None: *args)."""
+    if args.vararg:
+        return None
+    return len(args.posonlyargs) + len(args.args) - len(args.defaults) - skip
+
+
+def exercise_names(source: str) -> dict:
+    """{name: required positional arguments} for the functions and classes a solution cell defines."""
+    names = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names[node.name] = _positional(node.args)
+        elif isinstance(node, ast.ClassDef):
+            init = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+            names[node.name] = _positional(init.args, skip=1) if init else 0
+    return names
+
+
+def callable_like(obj, positional) -> bool:
+    """Can `obj` be called with `positional` arguments, as the exercise's own object is?"""
+    try:
+        inspect.signature(obj).bind(*range(positional))
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def exercises(nb) -> list:
+    """[(solution grade id, test cell grade id, hidden section, names it defines)] of a notebook."""
+    found, pending = [], []
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type != "code":
+            continue
+        if meta.get("solution"):
+            pending.append((meta["grade_id"], exercise_names(cell.source)))
+        elif meta.get("grade") and pending:
+            for grade_id, names in pending:
+                found.append((grade_id, meta["grade_id"], hidden_section(cell.source), names))
+            pending = []
+    return found
+
+
+def _loading_cell(keys) -> str:
+    """A cell that loads every object to try once, into _course_shipped[(where, name)]."""
+    lines = ["import importlib as _importlib, runpy as _runpy, sys as _sys", "_course_shipped = {}"]
+    for where in sorted({where for where, _ in keys}):
+        if where.endswith(".py"):
+            lines += [f"_sys.path.insert(0, {str((REPO_ROOT / where).parent)!r})",
+                      f"_namespace = _runpy.run_path({str(REPO_ROOT / where)!r}, run_name='shipped_script')"]
+        else:
+            lines.append(f"_namespace = vars(_importlib.import_module({where!r}))")
+        lines += [f"_course_shipped[({where!r}, {name!r})] = _namespace[{name!r}]" for w, name in sorted(keys) if w == where]
+    return "\n".join(lines)
+
+
+def bindings(chapter: str, objects: dict) -> list:
+    """[(solution grade id, test grade id, exercise name, (where, shipped name))] worth trying."""
+    nb = nbformat.read(source_notebook(chapter), as_version=4)
+    tries = []
+    for solution_id, test_id, hidden, names in exercises(nb):
+        for name, positional in names.items():
+            if positional is None or hidden is None:
+                continue
+            tries += [(solution_id, test_id, name, key) for key, obj in objects.items()
+                      if callable_like(obj, positional)]
+    return tries
+
+
+def passes_with_shipped_code(chapter: str, objects: dict) -> list:
+    """The bindings of `chapter` under which the exercise's hidden checks all pass."""
+    tries = bindings(chapter, objects)
+    if not tries:
+        return []
+    solution = source_notebook(chapter)
+    nb = nbformat.read(solution, as_version=4)
+    hidden = {test_id: code for _, test_id, code, _ in exercises(nb) if code}
+    names = sorted({name for _, _, name, _ in tries})
+    restore = "globals().update(_course_originals)\n"
+    nb.cells.append(nbformat.v4.new_code_cell(
+        _loading_cell({key for *_, key in tries}) + f"\n_course_originals = {{n: globals()[n] for n in {names!r}}}"))
+    for i, (_, test_id, name, key) in enumerate(tries):    # one cell per try: few cells, a fast run
+        seed = student_seed(chapter, chapter, STUDENT, test_id)
+        nb.cells.append(nbformat.v4.new_code_cell(
+            f"{restore}{name} = _course_shipped[{key!r}]\n{probe_source(hidden[test_id], seed, test_id)}",
+            metadata={"probe_for": [f"try {i}", test_id]}))
+    nb.cells.append(nbformat.v4.new_code_cell(restore))
+    # the reference's own records come last, after every binding was undone
+    outputs = run_with_probes(nb, solution, chapter, chapter, hidden, [STUDENT], timeout=120)
+    reference = {grade_id: read_probe(out, grade_id) for (who, grade_id), out in outputs.items() if who == STUDENT}
+    passing = []
+    for i, (solution_id, test_id, name, key) in enumerate(tries):
+        try:
+            record = read_probe(outputs.get((f"try {i}", test_id), []), test_id)
+        except ProbeError:
+            continue
+        if verdict(record, reference[test_id]) is None:
+            passing.append(f"{chapter} {solution_id}: {name} = {key[0]}.{key[1]}")
+    return passing
+
+
+@pytest.fixture(scope="module")
+def found():
+    objects = shipped()
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = dict(zip(ALL_CHAPTERS, pool.map(lambda c: passes_with_shipped_code(c, objects), ALL_CHAPTERS)))
+    return results
+
+
+def test_the_search_tries_what_could_answer():
+    """What the search binds: every shipped function and class, wherever its arguments fit."""
+    objects = shipped()
+    assert ("torchcourse.models", "NeuralNetwork") in objects
+    assert any(where.startswith("ddp_scripts/") for where, _ in objects)
+    assert exercise_names("def f(a, b, c=1):\n    pass\nclass D:\n    def __init__(self, x, y=2):\n        pass\n"
+                          "def g(*args):\n    pass\nLIMIT = 3\n") == {"f": 2, "D": 1, "g": None}
+    assert callable_like(objects[("torchcourse.models", "NeuralNetwork")], 2)
+    assert not callable_like(objects[("torchcourse.models", "NeuralNetwork")], 0)
+
+
+@pytest.mark.parametrize("chapter", ALL_CHAPTERS)
+def test_nothing_students_receive_answers_an_exercise(found, chapter):
+    assert found[chapter] == [], "shipped code passes these exercises:\n" + "\n".join(found[chapter])
