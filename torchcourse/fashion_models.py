@@ -1,9 +1,13 @@
-"""Models and the epoch loop for the FashionMNIST lab (chapter 07), written once for reuse.
+"""Models and a prediction helper for the FashionMNIST lab (chapter 07), written once for reuse.
 
-- `FashionMLP`: flatten, two hidden layers of 256 units with ReLU and dropout, 10 logits.
-- `FashionCNN`: two convolution + max-pool blocks, then a small classifier head.
-- `train_one_epoch` / `evaluate`: one pass over a DataLoader, returning (mean loss, accuracy),
-  with the loss averaged over samples (so a short last batch counts for what it holds).
+- `FashionMLP`: flatten, two hidden layers of 256 units with ReLU and dropout, 10 logits
+  (chapters 07 and 08 train it).
+- `FashionCNN`: two convolution + max-pool blocks, then a small classifier head with dropout.
+- `predictions`: the predicted and true labels over a whole DataLoader.
+
+The epoch loops (`train_one_epoch`, `evaluate`) are chapter 07's exercises, and the lab trains with
+the student's own; none of what is here answers an exercise (chapter 07's `make_mlp` and
+`make_cnn` build networks of any depth, which these fixed classes cannot).
 """
 import torch
 from torch import nn
@@ -47,43 +51,6 @@ class FashionCNN(nn.Module):
 
     def forward(self, x):
         return self.head(self.features(x))
-
-
-def train_one_epoch(model, loader, optimizer, loss_fn=nn.functional.cross_entropy, device="cpu",
-                    progress=None):
-    """Train for one pass over `loader`; return (mean loss per sample, accuracy) of that pass.
-
-    `progress`, if given, is called after each batch with the batch loss (e.g. a tqdm update).
-    """
-    model.train()
-    total_loss, correct, seen = 0.0, 0, 0
-    for features, labels in loader:
-        features, labels = features.to(device), labels.to(device)
-        optimizer.zero_grad()
-        logits = model(features)
-        loss = loss_fn(logits, labels)
-        loss.backward()
-        optimizer.step()
-        total_loss += loss.item() * labels.size(0)
-        correct += (logits.argmax(dim=1) == labels).sum().item()
-        seen += labels.size(0)
-        if progress is not None:
-            progress(loss.item())
-    return total_loss / seen, correct / seen
-
-
-@torch.no_grad()
-def evaluate(model, loader, loss_fn=nn.functional.cross_entropy, device="cpu"):
-    """(mean loss per sample, accuracy) over `loader`, in eval mode and without gradients."""
-    model.eval()
-    total_loss, correct, seen = 0.0, 0, 0
-    for features, labels in loader:
-        features, labels = features.to(device), labels.to(device)
-        logits = model(features)
-        total_loss += loss_fn(logits, labels).item() * labels.size(0)
-        correct += (logits.argmax(dim=1) == labels).sum().item()
-        seen += labels.size(0)
-    return total_loss / seen, correct / seen
 
 
 @torch.no_grad()

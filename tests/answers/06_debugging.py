@@ -417,3 +417,67 @@ def silent_bug_report(model, loss, inputs):
     return problems
 """,
 }
+
+# More mistakes of the kinds the hidden checks must catch for every student (issue 20).
+MORE_WRONG = {
+    # walks state_dict(keep_vars=True): a weight shared by two layers appears under both names
+    "grad_stats": '''
+def grad_stats(model):
+    stats = {}
+    for name, tensor in model.state_dict(keep_vars=True).items():
+        if tensor.grad is not None:
+            g = tensor.grad
+            stats[name] = {"mean": g.mean().item(), "std": g.std().item(), "norm": g.norm().item()}
+    return stats
+''',
+    # one record per call, then sorted by name: right only where the names sort in run order
+    "record_output_shapes": '''
+def record_output_shapes(model, x):
+    records = []
+    handles = [m.register_forward_hook(lambda m, i, o, name=name: records.append((name, tuple(o.shape))))
+               for name, m in model.named_modules() if not list(m.children())]
+    model(x)
+    for handle in handles:
+        handle.remove()
+    return sorted(records, key=lambda record: record[0])
+''',
+    # "the last layer first" by sorting the names backwards: right for layers.4, layers.2, layers.0,
+    # wrong wherever the names do not sort in the order of the backward pass
+    "linear_grad_norms": '''
+def linear_grad_norms(model, x, y):
+    norms = {}
+    handles = [m.register_full_backward_hook(
+                   lambda m, gin, gout, name=name: norms.update({name: gout[0].norm().item()}))
+               for name, m in model.named_modules() if isinstance(m, nn.Linear)]
+    F.cross_entropy(model(x), y).backward()
+    for handle in handles:
+        handle.remove()
+    return {name: norms[name] for name in sorted(norms, reverse=True)}
+''',
+    # knows two devices only: anything that is not CUDA is taken for the CPU
+    "predict_on_model_device": '''
+def predict_on_model_device(model, x):
+    device = "cuda" if next(model.parameters()).is_cuda else "cpu"
+    return model(x.to(device))
+''',
+    # divides by len(loader.dataset): wrong when the loader drops its last batch or samples a subset
+    "validation_loss": '''
+def validation_loss(model, loader):
+    was_training = model.training
+    model.eval()
+    total = 0.0
+    with torch.no_grad():
+        for features, labels in loader:
+            total += F.cross_entropy(model(features), labels, reduction="sum").item()
+    model.train(was_training)
+    return total / len(loader.dataset)
+''',
+}
+
+# The course's nearest functions bound to the exercises' names: none is an answer (each scores 0).
+COURSE_COPY = {
+    # the fraction of correct predictions over a loader, not the mean loss
+    "validation_loss": "from torchcourse.training import accuracy as validation_loss",
+    # class labels of a batch, not the logits, and computed where the batch is
+    "predict_on_model_device": "from torchcourse.training import predict as predict_on_model_device",
+}

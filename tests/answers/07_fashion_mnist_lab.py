@@ -23,24 +23,24 @@ def class_counts(dataset, num_classes):
         counts[label] += 1
     return counts
 ''',
+    # the hidden layers in an nn.ModuleList, functional ReLU, a view to flatten
     "make_mlp": '''
 class _MLP(nn.Module):
     def __init__(self, hidden, dropout):
         super().__init__()
-        self.fc1 = nn.Linear(28 * 28, hidden)
-        self.fc2 = nn.Linear(hidden, hidden)
-        self.out = nn.Linear(hidden, 10)
-        self.drop1 = nn.Dropout(p=dropout)
-        self.drop2 = nn.Dropout(p=dropout)
+        widths = [28 * 28, *hidden]
+        self.hidden = nn.ModuleList(nn.Linear(a, b) for a, b in zip(widths, widths[1:]))
+        self.drops = nn.ModuleList(nn.Dropout(p=dropout) for _ in hidden)
+        self.out = nn.Linear(widths[-1], 10)
 
     def forward(self, x):
         x = x.view(x.shape[0], -1)
-        x = self.drop1(F.relu(self.fc1(x)))
-        x = self.drop2(F.relu(self.fc2(x)))
+        for layer, drop in zip(self.hidden, self.drops):
+            x = drop(F.relu(layer(x)))
         return self.out(x)
 
 
-def make_mlp(hidden=256, dropout=0.2):
+def make_mlp(hidden=(256, 256), dropout=0.2):
     return _MLP(hidden, dropout)
 ''',
     "train_one_epoch": '''
@@ -99,23 +99,29 @@ def overfit_one_batch(model, features, labels, steps=100, lr=1e-3):
 def make_scheduler(optimizer):
     return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda epoch: 0.1 ** (epoch // 5))
 ''',
+    # functional ReLU and pooling, padding="same", and the flattened size measured with a blank image
     "make_cnn": '''
-class _SmallCNN(nn.Module):
-    def __init__(self):
+class _CNN(nn.Module):
+    def __init__(self, channels, hidden):
         super().__init__()
-        self.conv1 = nn.Conv2d(1, 8, 3)          # 28 -> 26
-        self.conv2 = nn.Conv2d(8, 16, 3)         # 13 -> 11
-        self.pool = nn.MaxPool2d(2)
-        self.fc = nn.Linear(16 * 5 * 5, 10)
+        counts = [1, *channels]
+        self.convs = nn.ModuleList(nn.Conv2d(a, b, 3, padding="same") for a, b in zip(counts, counts[1:]))
+        with torch.no_grad():
+            flat = self.features(torch.zeros(1, 1, 28, 28)).shape[1]   # measured, not worked out
+        self.fc = nn.Linear(flat, hidden)
+        self.out = nn.Linear(hidden, 10)
+
+    def features(self, x):
+        for conv in self.convs:
+            x = F.max_pool2d(F.relu(conv(x)), 2)
+        return torch.flatten(x, 1)
 
     def forward(self, x):
-        x = self.pool(F.relu(self.conv1(x)))     # 26 -> 13
-        x = self.pool(F.relu(self.conv2(x)))     # 11 -> 5
-        return self.fc(torch.flatten(x, 1))
+        return self.out(F.relu(self.fc(self.features(x))))
 
 
-def make_cnn():
-    return _SmallCNN()
+def make_cnn(channels=(16, 32), hidden=64):
+    return _CNN(channels, hidden)
 ''',
     "clipped_step": '''
 def clipped_step(model, optimizer, features, labels, max_norm):
@@ -146,9 +152,12 @@ def class_counts(dataset, num_classes):
 ''',
     # no dropout at all
     "make_mlp": '''
-def make_mlp(hidden=256, dropout=0.2):
-    return nn.Sequential(nn.Flatten(), nn.Linear(784, hidden), nn.ReLU(),
-                         nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, 10))
+def make_mlp(hidden=(256, 256), dropout=0.2):
+    layers, width = [nn.Flatten()], 784
+    for size in hidden:
+        layers += [nn.Linear(width, size), nn.ReLU()]
+        width = size
+    return nn.Sequential(*layers, nn.Linear(width, 10))
 ''',
     # averages the batch means, so the short last batch counts as much as a full one
     "train_one_epoch": '''
@@ -206,14 +215,14 @@ def make_scheduler(optimizer):
     # ends with a softmax: probabilities where the statement asks for logits (F.cross_entropy then
     # applies a second one, and the loss stalls above 1.46); the architecture is otherwise right
     "make_cnn": '''
-def make_cnn():
-    return nn.Sequential(
-        nn.Conv2d(1, 16, kernel_size=3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(16, 32, kernel_size=3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(),
-        nn.Linear(32 * 7 * 7, 64), nn.ReLU(),
-        nn.Linear(64, 10), nn.Softmax(dim=1),
-    )
+def make_cnn(channels=(16, 32), hidden=64):
+    layers, in_channels, size = [], 1, 28
+    for out_channels in channels:
+        layers += [nn.Conv2d(in_channels, out_channels, kernel_size=3, padding=1), nn.ReLU(), nn.MaxPool2d(2)]
+        in_channels, size = out_channels, size // 2
+    layers += [nn.Flatten(), nn.Linear(in_channels * size * size, hidden), nn.ReLU(),
+               nn.Linear(hidden, 10), nn.Softmax(dim=1)]
+    return nn.Sequential(*layers)
 ''',
     # measures both norms after clipping
     "clipped_step": '''
@@ -239,15 +248,14 @@ def class_counts(dataset, num_classes):
         dataset = dataset.dataset
     return torch.bincount(torch.as_tensor(dataset.targets)[positions])
 """,
-    # dropout on the input pixels and after the first hidden layer, none after the second
+    # dropout before each hidden Linear (so on the input pixels too), none after the last hidden layer
     "make_mlp": """
-def make_mlp(hidden=256, dropout=0.2):
-    return nn.Sequential(
-        nn.Flatten(), nn.Dropout(dropout),
-        nn.Linear(784, hidden), nn.ReLU(), nn.Dropout(dropout),
-        nn.Linear(hidden, hidden), nn.ReLU(),
-        nn.Linear(hidden, 10),
-    )
+def make_mlp(hidden=(256, 256), dropout=0.2):
+    layers, width = [nn.Flatten()], 784
+    for size in hidden:
+        layers += [nn.Dropout(dropout), nn.Linear(width, size), nn.ReLU()]
+        width = size
+    return nn.Sequential(*layers, nn.Linear(width, 10))
 """,
     # never calls model.train(): a model that arrives in eval mode trains with dropout off
     "train_one_epoch": """
@@ -304,12 +312,13 @@ def make_scheduler(optimizer):
 """,
     # copied from a CIFAR example: the first convolution expects 3 colour channels
     "make_cnn": """
-def make_cnn():
-    return nn.Sequential(
-        nn.Conv2d(3, 16, kernel_size=3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(16, 32, kernel_size=3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(32 * 7 * 7, 10),
-    )
+def make_cnn(channels=(16, 32), hidden=64):
+    layers, in_channels, size = [], 3, 28
+    for out_channels in channels:
+        layers += [nn.Conv2d(in_channels, out_channels, kernel_size=3, padding=1), nn.ReLU(), nn.MaxPool2d(2)]
+        in_channels, size = out_channels, size // 2
+    layers += [nn.Flatten(), nn.Linear(in_channels * size * size, hidden), nn.ReLU(), nn.Linear(hidden, 10)]
+    return nn.Sequential(*layers)
 """,
     # steps first and clips afterwards: the update uses the unclipped gradients
     "clipped_step": """
@@ -337,14 +346,19 @@ def class_counts(dataset, num_classes):
         labels = torch.as_tensor(dataset.targets)
     return torch.bincount(labels, minlength=num_classes)
 """,
-    # the visible tests only use the defaults: hidden=256 and dropout=0.2, hard-coded
+    # the depths the visible tests build (none, one or two hidden layers), one by one: no loop
     "make_mlp": """
-def make_mlp(hidden=256, dropout=0.2):
-    return nn.Sequential(nn.Flatten(), nn.Linear(784, 256), nn.ReLU(), nn.Dropout(0.2),
-                         nn.Linear(256, 256), nn.ReLU(), nn.Dropout(0.2), nn.Linear(256, 10))
+def make_mlp(hidden=(256, 256), dropout=0.2):
+    if len(hidden) == 0:
+        return nn.Sequential(nn.Flatten(), nn.Linear(784, 10))
+    if len(hidden) == 1:
+        return nn.Sequential(nn.Flatten(), nn.Linear(784, hidden[0]), nn.ReLU(), nn.Dropout(dropout),
+                             nn.Linear(hidden[0], 10))
+    return nn.Sequential(nn.Flatten(), nn.Linear(784, hidden[0]), nn.ReLU(), nn.Dropout(dropout),
+                         nn.Linear(hidden[0], hidden[1]), nn.ReLU(), nn.Dropout(dropout), nn.Linear(hidden[1], 10))
 """,
     # statistics from a second forward pass under no_grad: the same logits as the training pass
-    # only when nothing random runs in the model, as in the visible test (dropout 0.0)
+    # only when nothing random runs in the model, as in the visible tests (no dropout)
     "train_one_epoch": """
 def train_one_epoch(model, loader, optimizer):
     model.train()
@@ -399,22 +413,16 @@ def overfit_one_batch(model, features, labels, steps=100, lr=1e-3):
 def make_scheduler(optimizer):
     return torch.optim.lr_scheduler.MultiStepLR(optimizer, milestones=[5, 10], gamma=0.1)
 """,
-    # the visible batch holds 4 images: flattens to 4 rows, whatever the batch size
+    # the flattened size looked up for the depths the visible tests build (two and three blocks)
     "make_cnn": """
-class _FourImages(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.features = nn.Sequential(
-            nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(8, 12, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2))
-        self.head = nn.Linear(12 * 7 * 7, 10)
-
-    def forward(self, x):
-        return self.head(self.features(x).reshape(4, -1))
-
-
-def make_cnn():
-    return _FourImages()
+def make_cnn(channels=(16, 32), hidden=64):
+    layers, in_channels = [], 1
+    for out_channels in channels:
+        layers += [nn.Conv2d(in_channels, out_channels, kernel_size=3, padding=1), nn.ReLU(), nn.MaxPool2d(2)]
+        in_channels = out_channels
+    size = {2: 7, 3: 3}[len(channels)]
+    layers += [nn.Flatten(), nn.Linear(in_channels * size * size, hidden), nn.ReLU(), nn.Linear(hidden, 10)]
+    return nn.Sequential(*layers)
 """,
     # clips, but reports min(norm before, max_norm) as the norm after: nothing measured
     "clipped_step": """
@@ -426,4 +434,75 @@ def clipped_step(model, optimizer, features, labels, max_norm):
     optimizer.step()
     return loss.item(), before, min(before, max_norm)
 """,
+}
+
+
+# More mistakes of the kinds the hidden checks must catch for every student (issue 20).
+MORE_WRONG = {
+    # a ReLU after every Linear, the last one too: logits that can never be negative
+    "make_mlp": '''
+def make_mlp(hidden=(256, 256), dropout=0.2):
+    layers, width = [nn.Flatten()], 784
+    for size in hidden:
+        layers += [nn.Linear(width, size), nn.ReLU(), nn.Dropout(dropout)]
+        width = size
+    return nn.Sequential(*layers, nn.Linear(width, 10), nn.ReLU())
+''',
+    # divides by len(loader.dataset): wrong when the loader drops its last batch or samples a subset
+    "train_one_epoch": '''
+def train_one_epoch(model, loader, optimizer):
+    model.train()
+    total_loss, correct = 0.0, 0
+    for features, labels in loader:
+        optimizer.zero_grad()
+        logits = model(features)
+        loss = F.cross_entropy(logits, labels)
+        loss.backward()
+        optimizer.step()
+        total_loss += loss.item() * len(labels)
+        correct += (logits.argmax(dim=1) == labels).sum().item()
+    return total_loss / len(loader.dataset), correct / len(loader.dataset)
+''',
+    # the same mistake in evaluate
+    "evaluate": '''
+def evaluate(model, loader):
+    model.eval()
+    total_loss, correct = 0.0, 0
+    with torch.no_grad():
+        for features, labels in loader:
+            logits = model(features)
+            total_loss += F.cross_entropy(logits, labels, reduction="sum").item()
+            correct += (logits.argmax(dim=1) == labels).sum().item()
+    n = len(loader.dataset)
+    return total_loss / n, correct / n
+''',
+    # a ReLU after the last Linear too: logits that can never be negative
+    "make_cnn": '''
+def make_cnn(channels=(16, 32), hidden=64):
+    layers, in_channels, size = [], 1, 28
+    for out_channels in channels:
+        layers += [nn.Conv2d(in_channels, out_channels, kernel_size=3, padding=1), nn.ReLU(), nn.MaxPool2d(2)]
+        in_channels, size = out_channels, size // 2
+    layers += [nn.Flatten(), nn.Linear(in_channels * size * size, hidden), nn.ReLU(), nn.Linear(hidden, 10), nn.ReLU()]
+    return nn.Sequential(*layers)
+''',
+    # every parameter's .grad in the norm after clipping: a frozen parameter has none (None.norm())
+    "clipped_step": '''
+def clipped_step(model, optimizer, features, labels, max_norm):
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(features), labels)
+    loss.backward()
+    before = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    after = torch.stack([p.grad.norm() for p in model.parameters()]).norm()
+    optimizer.step()
+    return loss.item(), before.item(), after.item()
+''',
+}
+
+# What the course ships, bound to the exercise's name: each must score 0 by design. The package's
+# networks have a fixed depth (two hidden layers, two convolution blocks) where the exercises ask
+# for any depth; it holds no epoch loop (the lab trains with the student's own).
+COURSE_COPY = {
+    "make_mlp": "from torchcourse.fashion_models import FashionMLP as make_mlp",
+    "make_cnn": "from torchcourse.fashion_models import FashionCNN as make_cnn",
 }
