@@ -134,7 +134,7 @@ os.environ.setdefault("COURSE_OFFLINE", "1")
 # `make test` runs nbval beside this suite. The modules that keep both cores busy on their own
 # (graded classes, torchrun launches) run last, so that nbval's kernel gets the core that the
 # serial tests before them leave idle.
-BUSY_MODULES = ("test_chapters", "test_hostile", "test_parallel_grading", "test_ddp", "test_run_all")
+BUSY_MODULES = ("test_chapters", "test_hostile", "test_parallel_grading", "test_ddp", "test_run_all", "test_no_answer_ships")
 
 
 def pytest_collection_modifyitems(items):

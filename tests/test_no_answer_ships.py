@@ -26,6 +26,8 @@ from grader.course import REPO_ROOT, source_notebook
 from grader.preprocessors.judge import verdict
 from grader.probes import ProbeError, hidden_section, probe_source, read_probe, student_seed
 from grader.reference import run_with_probes
+from grader.submissions import copy_course
+from hostile.tiny import NAME as TINY, add_tiny_assignment
 
 STUDENT = "course-copy"
 SCRIPTS = sorted((REPO_ROOT / "ddp_scripts").glob("*.py"))
@@ -107,9 +109,9 @@ def _loading_cell(keys) -> str:
     return "\n".join(lines)
 
 
-def bindings(chapter: str, objects: dict) -> list:
+def bindings(chapter: str, objects: dict, course: Path = REPO_ROOT) -> list:
     """[(solution grade id, test grade id, exercise name, (where, shipped name))] worth trying."""
-    nb = nbformat.read(source_notebook(chapter), as_version=4)
+    nb = nbformat.read(source_notebook(chapter, course), as_version=4)
     tries = []
     for solution_id, test_id, hidden, names in exercises(nb):
         for name, positional in names.items():
@@ -120,12 +122,12 @@ def bindings(chapter: str, objects: dict) -> list:
     return tries
 
 
-def passes_with_shipped_code(chapter: str, objects: dict) -> list:
+def passes_with_shipped_code(chapter: str, objects: dict, course: Path = REPO_ROOT) -> list:
     """The bindings of `chapter` under which the exercise's hidden checks all pass."""
-    tries = bindings(chapter, objects)
+    tries = bindings(chapter, objects, course)
     if not tries:
         return []
-    solution = source_notebook(chapter)
+    solution = source_notebook(chapter, course)
     nb = nbformat.read(solution, as_version=4)
     hidden = {test_id: code for _, test_id, code, _ in exercises(nb) if code}
     names = sorted({name for _, _, name, _ in tries})
@@ -169,6 +171,19 @@ def test_the_search_tries_what_could_answer():
                           "def g(*args):\n    pass\nLIMIT = 3\n") == {"f": 2, "D": 1, "g": None}
     assert callable_like(objects[("torchcourse.models", "NeuralNetwork")], 2)
     assert not callable_like(objects[("torchcourse.models", "NeuralNetwork")], 0)
+
+
+def test_the_search_finds_an_answer_that_ships(tmp_path):
+    """The search's own check: shipped next to the tiny assignment, a function that doubles is
+    found to answer its `double` exercise; the wrong ones are not."""
+    course = copy_course(tmp_path / "course")
+    add_tiny_assignment(course)
+    helpers = Path(__file__).parent / "hostile" / "shipped_helpers.py"
+    where = str(helpers.relative_to(REPO_ROOT))
+    namespace = runpy.run_path(str(helpers))
+    objects = {(where, name): namespace[name] for name in ("twice", "plus_two", "pair")}
+    assert [key for *_, key in bindings(TINY, objects, course)] == [(where, "twice"), (where, "plus_two")]
+    assert passes_with_shipped_code(TINY, objects, course) == [f"{TINY} double: double = {where}.twice"]
 
 
 @pytest.mark.parametrize("chapter", ALL_CHAPTERS)
