@@ -8,7 +8,7 @@ def mps_available() -> bool:
 
 
 def best_device() -> torch.device:
-    """The fastest device this machine offers (chapter 00 has students write this)."""
+    """The fastest device this machine offers (chapter 00 has students write a variant that can skip MPS)."""
     if torch.cuda.is_available():
         return torch.device("cuda")
     if mps_available():

@@ -4,6 +4,7 @@ ALTERNATIVE: correct, written differently -> full points.
 WRONG: a mistake a student plausibly makes -> no points.
 OTHER_WRONG: a second plausible mistake, of another kind -> no points.
 OVERFIT: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
+COURSE_COPY: what the course ships (torchcourse), bound to the exercise's name -> no points.
 """
 
 ALTERNATIVE = {
@@ -31,9 +32,13 @@ from packaging.version import Version
 def version_at_least(version, minimum):
     return Version(version.split("+")[0]) >= Version(minimum)
 ''',
+    # the candidates in order of preference, MPS struck off the list when float64 is needed
     "best_device": '''
-def best_device():
-    for name, check in (("cuda", torch.cuda.is_available), ("mps", torch.backends.mps.is_available)):
+def best_device(float64=False):
+    candidates = [("cuda", torch.cuda.is_available)]
+    if not float64:
+        candidates.append(("mps", torch.backends.mps.is_available))
+    for name, check in candidates:
         if check():
             return torch.device(name)
     return torch.device("cpu")
@@ -67,10 +72,10 @@ def version_at_least(version, minimum):
 ''',
     # a string instead of a torch.device
     "best_device": '''
-def best_device():
+def best_device(float64=False):
     if torch.cuda.is_available():
         return "cuda"
-    if torch.backends.mps.is_available():
+    if torch.backends.mps.is_available() and not float64:
         return "mps"
     return "cpu"
 ''',
@@ -105,10 +110,14 @@ def version_at_least(version, minimum):
     as_float = lambda v: float(".".join(v.split("+")[0].split(".")[:2]))
     return as_float(version) >= as_float(minimum)
 ''',
-    # forgets Apple silicon
+    # float64 accepted but never looked at: an Apple-silicon Mac still gets mps for float64 work
     "best_device": '''
-def best_device():
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+def best_device(float64=False):
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
 ''',
     # moves the batch but turns the labels into floats, as some losses want
     "move_batch": '''
@@ -133,14 +142,18 @@ def component_of(name):
 def is_subfield(inner, outer):
     return (inner, outer) in {("dl", "ml"), ("ml", "ml")}
 ''',
+    # the six pairs of the visible tests looked up, "yes" for every other pair
     "version_at_least": '''
+SEEN = {("2.4.0", "2.4"): True, ("2.3.1+cu121", "2.4"): False, ("2.14.1+cpu", "2.4.0"): True,
+        ("2.5.0rc1", "2.5"): False, ("2.5.0rc1", "2.4.1"): True, ("2.6.0.dev20241001+cpu", "2.6.0"): False}
+
 def version_at_least(version, minimum):
-    return not version.startswith("2.3")
+    return SEEN.get((version, minimum), True)
 ''',
     # the visible tests never make both available: mps wins over cuda
     "best_device": '''
-def best_device():
-    if torch.backends.mps.is_available():
+def best_device(float64=False):
+    if torch.backends.mps.is_available() and not float64:
         return torch.device("mps")
     if torch.cuda.is_available():
         return torch.device("cuda")
@@ -153,5 +166,21 @@ def move_batch(batch, device):
     if len(features) != 2:
         return features, labels
     return features.to(device), labels.to(device)
+''',
+}
+
+# What the course ships, bound to the exercise's name: each must score 0 by design.
+COURSE_COPY = {
+    # the environment check's comparison (torchcourse.doctor), which reads "2.5.0rc1" as 2.5.1
+    # and "2.5.0a0" as 2.5.0: a pre-release passes for its own release
+    "version_at_least": '''
+from torchcourse.doctor import check_package
+
+def version_at_least(version, minimum):
+    return check_package("torch", minimum, None, version).ok
+''',
+    # the course's copy, which has no float64 option
+    "best_device": '''
+from torchcourse.devices import best_device
 ''',
 }

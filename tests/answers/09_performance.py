@@ -4,6 +4,8 @@ ALTERNATIVE: correct, written differently -> full points.
 WRONG: a mistake a student plausibly makes -> no points.
 OTHER_WRONG: a second plausible mistake, of another kind -> no points.
 OVERFIT: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
+COURSE_COPY: what the course ships (torchcourse), bound to the exercise's name -> no points.
+MORE_WRONG: a further plausible mistake of a kind issue 20 listed -> no points.
 """
 
 ALTERNATIVE = {
@@ -27,10 +29,11 @@ def round_mantissa(t, bits):
     scale = 2.0 ** (bits + 1)
     return torch.ldexp(torch.round(mantissa * scale), power - (bits + 1)).float()
 ''',
+    # the major version alone, and a device given as a string would work too
     "autocast_settings": '''
-def autocast_settings(device):
+def autocast_settings(device, capability):
     on_gpu = torch.device(device).type == "cuda"
-    fast_bf16 = on_gpu and torch.cuda.is_bf16_supported(False)
+    fast_bf16 = on_gpu and capability[0] >= 8
     dtype = torch.float16 if on_gpu and not fast_bf16 else torch.bfloat16
     return (dtype, dtype is torch.float16)
 ''',
@@ -113,7 +116,7 @@ def round_mantissa(t, bits):
 ''',
     # float16 and a scaler on every GPU, as this chapter once did: wrong on an H100.
     "autocast_settings": '''
-def autocast_settings(device):
+def autocast_settings(device, capability):
     if device.type == "cuda":
         return torch.float16, True
     return torch.bfloat16, False
@@ -168,10 +171,12 @@ def round_mantissa(t, bits):
     mantissa, power = torch.frexp(t)
     return torch.ldexp(torch.round(mantissa * 2.0 ** bits), power - bits).to(torch.float32)
 ''',
-    # asks is_bf16_supported() without including_emulation=False: a T4 passes as a bfloat16 GPU
+    # bfloat16 tensor cores taken to start after Ampere: capability 8.x (an A100) gets float16
     "autocast_settings": '''
-def autocast_settings(device):
-    if device.type == "cuda" and not torch.cuda.is_bf16_supported():
+def autocast_settings(device, capability):
+    if device.type == "cuda" and capability[0] > 8:
+        return torch.bfloat16, False
+    if device.type == "cuda":
         return torch.float16, True
     return torch.bfloat16, False
 ''',
@@ -187,11 +192,11 @@ def autocast_dtypes(steps, low):
         result.append(current)
     return result
 ''',
-    # counts only the weight matrices, forgetting the biases
+    # only the parameters that train: a frozen layer taken to need no memory
     "param_bytes": '''
 def param_bytes(model, dtype):
     size = torch.tensor([], dtype=dtype).element_size()
-    return sum(p.numel() * size for name, p in model.named_parameters() if name.endswith("weight"))
+    return sum(p.numel() * size for p in model.parameters() if p.requires_grad)
 ''',
     # a frozen parameter counted as if it trained: gradients and optimizer state for it too
     "saved_gb": '''
@@ -236,10 +241,10 @@ def round_mantissa(t, bits):
 ''',
     # compares the device with the visible tests' "cuda": cuda:0 counts as no GPU
     "autocast_settings": '''
-def autocast_settings(device):
+def autocast_settings(device, capability):
     if str(device) != "cuda":
         return torch.bfloat16, False
-    if torch.cuda.is_bf16_supported(including_emulation=False):
+    if capability >= (8, 0):
         return torch.bfloat16, False
     return torch.float16, True
 ''',
@@ -280,5 +285,73 @@ def export_any_batch(model, example):
         return torch.export.export(model, (example,))
     rows = torch.export.Dim("rows")
     return torch.export.export(model, (example,), dynamic_shapes=({0: rows},))
+''',
+}
+
+COURSE_COPY = {
+    # the visible test's own measurement (autocast_run), called instead of a prediction: the test
+    # cell deletes it once its asserts have run
+    "autocast_dtypes": '''
+def autocast_dtypes(steps, low):
+    return autocast_run(list(steps), low)
+''',
+    # the course's copy asks the GPU itself: it takes the device alone
+    "autocast_settings": '''
+from torchcourse.precision import autocast_settings
+''',
+}
+
+MORE_WRONG = {
+    # ">=" for ">": an input whose sum is exactly 0 is doubled
+    "scaled_relu_nobreak": '''
+def scaled_relu_nobreak(x):
+    return torch.where(x.sum() >= 0, torch.relu(x) * 2, torch.relu(x))
+''',
+    # a loop over plain Python floats, each rounded through its 32 bits with struct (a meta tensor,
+    # which has no numbers to read, answered apart): no torch operation per number, but thousands
+    # of Python steps
+    "tf32_facts": '''
+import struct
+
+def round_mantissa(t, bits):
+    if t.device.type == "meta":
+        return torch.empty_like(t, dtype=torch.float32)
+    dropped = 23 - bits
+    rounded = []
+    for value in t.flatten().tolist():
+        as_int = struct.unpack("<i", struct.pack("<f", value))[0] + (1 << (dropped - 1))
+        rounded.append(struct.unpack("<f", struct.pack("<i", as_int & -(1 << dropped)))[0])
+    return torch.tensor(rounded, dtype=torch.float32).reshape(t.shape)
+''',
+    # every tensor of the state dict: BatchNorm's buffers counted, and tied weights twice
+    "param_bytes": '''
+def param_bytes(model, dtype):
+    size = torch.finfo(dtype).bits // 8
+    return sum(t.numel() for t in model.state_dict().values()) * size
+''',
+    # each layer's own parameters, layer by layer: a weight two layers share is counted twice
+    "saved_gb": '''
+def saved_gb(model, optimizer):
+    extra = {"sgd": 1, "momentum": 2, "adam": 3, "adamw": 3}[optimizer]
+    numbers = 0
+    for _, layer in model.named_modules():
+        for p in layer.parameters(recurse=False):
+            numbers += p.numel() * (1 + extra if p.requires_grad else 1)
+    return numbers * 2 / 1e9
+''',
+    # the program bounded by a batch size "large enough for any server": 4096 rows
+    "tool_for": '''
+def export_any_batch(model, example):
+    batch = torch.export.Dim("batch", min=1, max=4096)
+    return torch.export.export(model, (example,), dynamic_shapes=({0: batch},))
+''',
+    # any device that is not the CPU taken for a CUDA GPU: an Apple GPU gets float16 and a scaler
+    "autocast_settings": '''
+def autocast_settings(device, capability):
+    if device.type == "cpu" or capability is None:
+        return torch.bfloat16, False
+    if capability >= (8, 0):
+        return torch.bfloat16, False
+    return torch.float16, True
 ''',
 }

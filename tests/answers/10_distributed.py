@@ -4,6 +4,7 @@ ALTERNATIVE: correct, written differently -> full points.
 WRONG: a mistake a student plausibly makes -> no points.
 OTHER_WRONG: a second plausible mistake, of another kind -> no points.
 OVERFIT: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
+COURSE_COPY: what the course ships, bound to the exercise's name -> no points.
 """
 
 ALTERNATIVE = {
@@ -27,10 +28,17 @@ def torchrun_commands(script, nnodes, gpus_per_node, master_addr, master_port):
         commands.append(" ".join(words))
     return commands
 ''',
+    # a while loop over the copies of the sample, divmod for rank and position
     "shard_indices": '''
-def shard_indices(n, world_size, rank):
-    per_rank = -(-n // world_size)   # ceiling division
-    return [(rank + k * world_size) % n for k in range(per_rank)]
+def find_sample(n, world_size, index):
+    padded = (n + world_size - 1) // world_size * world_size
+    found, place = [], index
+    while place < padded:
+        position, rank = divmod(place, world_size)
+        found.append((rank, position))
+        place += n
+    found.sort()
+    return found
 ''',
     "scale_for_ddp": '''
 def scale_for_ddp(base_lr, per_gpu_batch, num_gpus):
@@ -104,9 +112,9 @@ def torchrun_commands(script, nnodes, gpus_per_node, master_addr, master_port):
 ''',
     # contiguous blocks instead of round-robin dealing
     "shard_indices": '''
-def shard_indices(n, world_size, rank):
+def find_sample(n, world_size, index):
     per = math.ceil(n / world_size)
-    return list(range(rank * per, min(n, (rank + 1) * per)))
+    return [(index // per, index % per)]
 ''',
     # forgets to scale the learning rate
     "scale_for_ddp": '''
@@ -174,10 +182,10 @@ def torchrun_commands(script, nnodes, gpus_per_node, master_addr, master_port):
     return [f"torchrun --standalone --nnodes={nnodes} --nproc_per_node={gpus_per_node} --node_rank={i} "
             f"--master_addr={master_addr} --master_port={master_port} {script}" for i in range(nnodes)]
 ''',
-    # round-robin without padding: the ranks get shards of different sizes
+    # round-robin without padding: every sample in one place only
     "shard_indices": '''
-def shard_indices(n, world_size, rank):
-    return list(range(rank, n, world_size))
+def find_sample(n, world_size, index):
+    return [(index % world_size, index // world_size)]
 ''',
     # the learning rate multiplied by the global batch instead of by the number of GPUs
     "scale_for_ddp": '''
@@ -250,13 +258,15 @@ def torchrun_commands(script, nnodes, gpus_per_node, master_addr, master_port):
                         f"--node_rank {rank} --master_addr {master_addr} --master_port 29500 {script}")
     return commands
 ''',
-    # one index of padding, as 5 samples on 2 ranks need
+    # at most one copy from the padding, as 5 samples on 2 ranks need: wrong when the ranks
+    # outnumber the samples twice over and the padding repeats a sample more than once
     "shard_indices": '''
-def shard_indices(n, world_size, rank):
-    indices = list(range(n))
-    if n % world_size:
-        indices.append(0)
-    return indices[rank::world_size]
+def find_sample(n, world_size, index):
+    padded = -(-n // world_size) * world_size
+    found = [(index % world_size, index // world_size)]
+    if index + n < padded:
+        found.append(((index + n) % world_size, (index + n) // world_size))
+    return sorted(found)
 ''',
     # the linear rule with the visible recipe's batch of 32 as the base batch
     "scale_for_ddp": '''
@@ -310,5 +320,16 @@ def ddp_main(out_dir, epochs=2, lr=0.5, batch_size=2, seed=123):
         torch.save(model.state_dict(), out_dir / "model.pt")
     dist.barrier()
     dist.destroy_process_group()
+''',
+}
+
+COURSE_COPY = {
+    # the notebook's `shards` helper (a DistributedSampler for every rank) searched for the sample:
+    # right for small data sets, but it builds the list of all n indices, which 10**12 samples
+    # cannot fill
+    "shard_indices": '''
+def find_sample(n, world_size, index):
+    return sorted((rank, position) for rank, indices in enumerate(shards(n, world_size, shuffle=False))
+                  for position, i in enumerate(indices) if i == index)
 ''',
 }
