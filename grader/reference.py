@@ -57,7 +57,9 @@ def run_with_probes(nb, solution: Path, assignment: str, notebook: str, hidden: 
         # the files the assignment ships (data, helpers), as in a student's folder; not the notebooks
         shutil.copytree(Path(solution).parent, workdir, dirs_exist_ok=True,
                         ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints", "__pycache__"))
-        NotebookClient(nb, timeout=timeout, allow_errors=True, kernel_name="python3",
+        # a cell past its time is interrupted and the run goes on (a reference probe that fails
+        # that way still stops grading, in _run); without it one slow cell ends the whole run
+        NotebookClient(nb, timeout=timeout, allow_errors=True, kernel_name="python3", interrupt_on_timeout=True,
                        skip_cells_with_tag=SKIP_WHEN_GRADING,   # as in the student's kernel
                        shutdown_kernel="immediate",             # as in the student's kernel
                        resources={"metadata": {"path": workdir}}).execute(env=dict(os.environ, **GRADING_THREADS))

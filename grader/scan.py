@@ -27,7 +27,7 @@ REACHING_NAMES = CALLS - {"vars", "locals", "getattr"}
 ATTRIBUTES = {"__dict__", "__globals__", "__code__", "__builtins__", "__subclasses__", "__bases__",
               "__mro__", "__closure__", "__defaults__", "__kwdefaults__", "_getframe", "f_back",
               "f_globals", "f_locals", "f_builtins", "gi_frame", "tb_frame", "settrace", "setprofile",
-              "modules", "kernel", "shell", "events", "input_transformers_post", "ast_transformers",
+              "kernel", "shell", "events", "input_transformers_post", "ast_transformers",
               "set_custom_exc", "run_cell", "do_execute", "register_magic_function", "excepthook",
               "__setattr__", "__delattr__", "__traceback__", "tb_next", "f_code", "co_filename", "co_code",
               # torch below its Python layer, and the modes that answer for every torch call
@@ -40,7 +40,7 @@ ATTRIBUTES = {"__dict__", "__globals__", "__code__", "__builtins__", "__subclass
 TORCH_INTERNALS = {"_C", "_python_dispatch", "overrides", "TorchFunctionMode", "TorchDispatchMode",
                    "DisableTorchFunction", "DisableTorchFunctionSubclass"}
 # Attributes that are a reach on these modules only (`platform.system()` is not `os.system()`).
-MODULE_ATTRIBUTES = {"os": {"system", "popen", "kill", "killpg", "_exit"},
+MODULE_ATTRIBUTES = {"os": {"system", "popen", "kill", "killpg", "_exit"}, "sys": {"modules"},
                      "torch": {"library", "overrides", "multiprocessing", "profiler"}}
 NAMES = {"__builtins__", "get_ipython", "__loader__", "__spec__", "In", "Out", "_ih", "_oh", "_dh",
          "exit", "quit"}

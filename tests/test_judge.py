@@ -119,6 +119,8 @@ def test_hidden_sections_are_found_and_stripped():
 @pytest.mark.parametrize("code, expected", [
     ("get_ipython().events.register('pre_run_cell', print)", "get_ipython"),
     ("import sys\nsys.setprofile(None)", "imports sys"),
+    ("import sys\nloaded = sys.modules", "uses sys.modules"),
+    ("n = sum(1 for m in model.modules())", None),
     ("torch.equal = lambda *a: True", "attribute of a module"),
     ("import torch as t\nt.equal = lambda *a: True", "attribute of a module"),
     ("torch = object()", "rebinds the module name torch"),
@@ -151,7 +153,10 @@ def test_hidden_sections_are_found_and_stripped():
 ])
 def test_scan_flags_reaches_into_the_machinery(code, expected):
     reasons = scan(code, module_names([code]))
-    assert any(expected in r for r in reasons), reasons
+    if expected is None:    # honest code that looks like a reach
+        assert reasons == []
+    else:
+        assert any(expected in r for r in reasons), reasons
 
 
 def _student_written_code(chapter):
