@@ -59,7 +59,7 @@ test: setup  ## run the whole suite: harness tests, end-to-end grading, nbval on
 	@export COURSE_QUICK=1 COURSE_OFFLINE=1; \
 	$(PY) -m pytest --nbval solutions --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 300 \
 		-p no:cacheprovider > $(NBVAL_LOG) 2>&1 & nbval=$$!; \
-	$(PY) -m pytest tests --durations=12 && suite=0 || suite=$$?; \
+	$(PY) -m pytest tests --durations=40 && suite=0 || suite=$$?; \
 	wait $$nbval && notebooks=0 || notebooks=$$?; \
 	echo "---- nbval on solutions/ (ran beside the suite) ----"; cat $(NBVAL_LOG); \
 	test $$suite = 0 && test $$notebooks = 0

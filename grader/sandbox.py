@@ -22,18 +22,25 @@ over loopback TCP.
 
 What it does not protect against is written down, with the test of each claim, in docs/GRADING.md.
 """
+import asyncio
+import dataclasses
+import json
 import os
 import shutil
+import socket
+import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import Unicode, default
 
-from grader import debian
+from grader import debian, warm_kernels
 from grader.course import REPO_ROOT
 from grader.pipeline import GRADING_THREADS
 
@@ -181,8 +188,52 @@ def wall_command(cmd: list, workdir: str, runtime: str, limits: Limits | None = 
     return args + ["--"] + inner + list(cmd)
 
 
+class Zygote:
+    """The grading process's zygote (grader/warm_kernels.py), started at its first warm kernel."""
+    _lock = threading.Lock()
+    _running = None
+
+    def __init__(self):
+        ours, theirs = socket.socketpair()
+        # the wall's clean environment: the zygote's memory, which every kernel inherits, holds no secret
+        self.process = subprocess.Popen([sys.executable, warm_kernels.__file__, str(theirs.fileno())],
+                                        pass_fds=[theirs.fileno()], env=passthrough_env(),
+                                        stdin=subprocess.DEVNULL, cwd="/")
+        theirs.close()
+        self.channel = ours
+        self.replies = ours.makefile("r")
+        if not json.loads(self.replies.readline() or "{}").get("ready"):
+            raise RuntimeError("the warm-kernel zygote did not start (its error is above)")
+
+    @classmethod
+    def spawn(cls, request: dict) -> None:
+        with cls._lock:
+            if cls._running is None or cls._running.process.poll() is not None:
+                cls._running = cls()
+            cls._running.channel.sendall(json.dumps(request).encode() + b"\n")
+            if not cls._running.replies.readline():
+                raise RuntimeError("the warm-kernel zygote stopped")
+
+
+def _sandbox_init(wall_pid: int, ready: Path, timeout: float = 60) -> int:
+    """The pid of the sandbox's init (bwrap's child) once the placeholder runs, every mount in place."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if ready.exists():
+            children = Path(f"/proc/{wall_pid}/task/{wall_pid}/children").read_text().split()
+            if children:
+                return int(children[0])
+        if not Path(f"/proc/{wall_pid}").exists():
+            break
+        time.sleep(0.01)
+    raise RuntimeError("the wall did not start (bwrap's error is above)")
+
+
 class SandboxKernelManager(AsyncKernelManager):
-    """An AsyncKernelManager whose kernel runs behind the wall, reached over Unix sockets."""
+    """An AsyncKernelManager whose kernel runs behind the wall, reached over Unix sockets.
+
+    A Python kernel starts warm where it can (grader/warm_kernels.py): bwrap builds the wall around
+    a placeholder, and the kernel, forked from a zygote that imported torch, enters it."""
 
     transport = Unicode("ipc", config=True)
 
@@ -209,7 +260,21 @@ class SandboxKernelManager(AsyncKernelManager):
             # nobody must read the connection file, create its sockets and write its folder
             for p in (self._wall_runtime, self.connection_file):
                 os.chown(p, NOBODY, NOBODY)
+        self._warm = warm_kernels.available() and cmd[0] == sys.executable and "ipykernel_launcher" in cmd
+        if self._warm:
+            self._wall_ready = Path(self._wall_runtime) / "ready"
+            cmd = ["/bin/sh", "-c", f': > "{self._wall_ready}" && exec sleep infinity']
         return wall_command(cmd, self._wall_workdir, self._wall_runtime)
+
+    async def _async_launch_kernel(self, kernel_cmd, **kw):
+        await super()._async_launch_kernel(kernel_cmd, **kw)
+        if self._warm:
+            wall = self.provisioner.process.pid
+            init = await asyncio.to_thread(_sandbox_init, wall, self._wall_ready)
+            await asyncio.to_thread(Zygote.spawn, {
+                "wall_pid": wall, "ns_pid": init, "workdir": self._wall_workdir,
+                "connection_file": self.connection_file, "env": passthrough_env(), "uid": NOBODY,
+                "limits": dataclasses.asdict(Limits.from_env())})
 
     async def _async_cleanup_resources(self, restart=False):
         await super()._async_cleanup_resources(restart=restart)

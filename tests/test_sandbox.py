@@ -216,3 +216,28 @@ def test_a_kernel_sees_every_cell_it_runs(tmp_path):
         "print(seen[-2].splitlines()[0])",
     ])
     assert out[2].strip() == "# a hidden test"
+
+
+@pytest.mark.parametrize("warm", ["1", "0"])
+def test_warm_and_cold_kernels_stand_behind_the_same_wall(tmp_path, monkeypatch, warm):
+    """A warm kernel (forked from the zygote that imported torch, grader/warm_kernels.py) and a cold
+    one (bwrap runs the kernel itself) see the same sandbox: user, capabilities, limits, files,
+    processes, network and environment."""
+    monkeypatch.setenv("COURSE_WARM_KERNELS", warm)
+    monkeypatch.setenv("GRADER_SECRET_TOKEN", "s3cret")
+    monkeypatch.setenv("COURSE_SANDBOX_CPU", "77")
+    out = _run_notebook(tmp_path, ["""
+import os, resource, socket
+status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())
+try:
+    socket.create_connection(("1.1.1.1", 80), timeout=2)
+    net = "reached"
+except OSError:
+    net = "none"
+print(os.getuid(), int(status["CapEff"], 16), int(status["CapBnd"], 16), status["NoNewPrivs"].strip(),
+      resource.getrlimit(resource.RLIMIT_CPU)[0], resource.getrlimit(resource.RLIMIT_CORE)[0],
+      os.path.exists(%r), net, os.environ.get("GRADER_SECRET_TOKEN"), os.getcwd() == %r,
+      max(int(p) for p in os.listdir("/proc") if p.isdigit()) < 100)
+""" % (str(REPO_ROOT / "solutions"), str(tmp_path / "nbwork"))])
+    if os.geteuid() == 0:   # (a grader that is not root starts every kernel cold)
+        assert out[0].split() == ["65534", "0", "0", "1", "77", "0", "False", "none", "None", "True", "True"], out[0]

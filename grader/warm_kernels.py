@@ -1,0 +1,142 @@
+"""Warm kernels: graded kernels start with torch already imported (docs/GRADING.md, "Warm kernels").
+
+Importing torch, torchvision and ipykernel costs 3 to 6 s of CPU in every kernel, about half of
+what grading a notebook costs. A zygote pays it once per grading process: a Python started with
+the wall's clean environment, that imports them and then only forks, on request, a kernel for one
+submission. It never runs student code, and holds nothing but imported modules.
+
+The wall itself stays bubblewrap's. For each kernel, grader.sandbox starts bwrap as before, with a
+placeholder command instead of the kernel. When the placeholder is running (every mount is in
+place), the zygote forks a guard that enters the sandbox's namespaces (mount, network, PID, IPC,
+UTS, cgroup) with setns(2); the guard forks the kernel, which is then inside the sandbox's PID
+namespace and file system. The kernel drops to `nobody` with no capabilities and no way to gain
+any, takes the wall's resource limits and environment, and runs ipykernel. When the kernel ends,
+the guard kills bwrap, which takes every process of the sandbox with it; killing bwrap (the
+grader's shutdown) likewise ends the kernel. Only root can enter another process's namespaces:
+a grader that is not root starts kernels the cold way.
+"""
+import ctypes
+import importlib
+import json
+import os
+import random
+import resource
+import signal
+import socket
+import sys
+import traceback
+
+PRELOAD = ("torch", "torchvision", "ipykernel.kernelapp")
+# entered in nsenter's order; the mount namespace last, while /proc/<pid>/ns is still the host's
+NAMESPACES = (("cgroup", 0x02000000), ("ipc", 0x08000000), ("uts", 0x04000000), ("net", 0x40000000),
+              ("pid", 0x20000000), ("mnt", 0x00020000))
+PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 24, 38
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def available() -> bool:
+    """Warm kernels need root (setns into the wall's namespaces); COURSE_WARM_KERNELS=0 turns them off."""
+    return os.geteuid() == 0 and os.environ.get("COURSE_WARM_KERNELS", "1") != "0"
+
+
+def _ok(result: int) -> None:
+    if result != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+
+
+def _prctl(option: int, arg: int = 0) -> None:
+    _ok(_libc.prctl(ctypes.c_int(option), ctypes.c_ulong(arg), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)))
+
+
+def enter(ns_pid: int) -> None:
+    """Join the namespaces of process `ns_pid` (the sandbox's init); children land in its PID namespace."""
+    fds = [(os.open(f"/proc/{ns_pid}/ns/{name}", os.O_RDONLY), flag) for name, flag in NAMESPACES]
+    for fd, flag in fds:
+        _ok(_libc.setns(fd, flag))
+        os.close(fd)
+
+
+def become_kernel(request: dict, last_cap: int) -> None:
+    """In the sandbox: the wall's limits, environment and user, then ipykernel (does not return)."""
+    limits = request["limits"]
+    resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_seconds"], limits["cpu_seconds"] + 5))
+    resource.setrlimit(resource.RLIMIT_AS, (limits["memory_bytes"],) * 2)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_bytes"],) * 2)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    os.chdir(request["workdir"])
+    uid = request["uid"]
+    for cap in range(last_cap + 1):            # what setpriv --bounding-set=-all does
+        _prctl(PR_CAPBSET_DROP, cap)
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)                # from root: every capability is gone
+    _prctl(PR_SET_NO_NEW_PRIVS, 1)
+    os.environ.clear()
+    os.environ.update(request["env"])
+    null = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(null, 0)
+    os.closerange(3, 65536)                    # nothing of the zygote's (its channel) stays open
+    del sys.path[0]      # as ipykernel_launcher does: IPython puts the working folder back
+    sys.argv = [os.path.join(os.path.dirname(sys.modules["ipykernel"].__path__[0]), "ipykernel_launcher.py"),
+                "-f", request["connection_file"]]
+    random.seed()                              # each kernel its own entropy, as a fresh process
+    if "numpy" in sys.modules:
+        sys.modules["numpy"].random.seed()
+    from ipykernel import kernelapp
+    kernelapp.launch_new_instance(argv=["-f", request["connection_file"]])
+
+
+def guard(request: dict) -> None:
+    """Enter the sandbox, fork the kernel, wait for it; then end the sandbox (does not return)."""
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    status = 1
+    wall = os.pidfd_open(request["wall_pid"])   # a pidfd: a reused pid can never be killed by mistake
+    os.closerange(3, wall)                      # the zygote's channel and anything else it holds
+    os.closerange(wall + 1, 65536)
+    try:
+        last_cap = int(open("/proc/sys/kernel/cap_last_cap").read())
+        enter(request["ns_pid"])
+        kernel = os.fork()
+        if kernel == 0:
+            try:
+                become_kernel(request, last_cap)
+                status = 0
+            except SystemExit as end:          # the kernel's own shutdown
+                status = end.code if isinstance(end.code, int) else 0
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                os._exit(status)
+        os.waitpid(kernel, 0)
+        status = 0
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        try:
+            signal.pidfd_send_signal(wall, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os._exit(status)
+
+
+def serve(fd: int) -> None:
+    """The zygote: import, say ready, then fork one guard per request line on the socket `fd`."""
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)    # ends with the grader
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)   # guards are reaped by the system
+    for name in PRELOAD:
+        importlib.import_module(name)
+    channel = socket.socket(fileno=fd)
+    channel.sendall(b'{"ready": true}\n')
+    for line in channel.makefile("r"):
+        request = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            channel.close()
+            guard(request)
+        channel.sendall(json.dumps({"guard": pid}).encode() + b"\n")
+
+
+if __name__ == "__main__":
+    serve(int(sys.argv[1]))
