@@ -16,6 +16,9 @@ inside `bwrap` (Debian's bubblewrap) so that, for the whole life of the kernel:
 - the environment is cleared (no tokens or paths of the instructor leak in);
 - RLIMIT_CPU, RLIMIT_AS (memory) and RLIMIT_FSIZE bound CPU time, memory and file size.
 
+Where it can, the kernel starts warm (grader/warm_kernels.py): bwrap builds the same wall around a
+placeholder, and a kernel forked from a process that already imported torch enters it.
+
 The kernel talks to nbgrader over jupyter_client's `ipc` transport (Unix sockets in a private
 folder mounted into the sandbox), because a kernel in its own network namespace cannot be reached
 over loopback TCP.
