@@ -26,7 +26,6 @@ over loopback TCP.
 What it does not protect against is written down, with the test of each claim, in docs/GRADING.md.
 """
 import asyncio
-import dataclasses
 import json
 import os
 import shutil
@@ -37,7 +36,7 @@ import sysconfig
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
@@ -277,7 +276,7 @@ class SandboxKernelManager(AsyncKernelManager):
             await asyncio.to_thread(Zygote.spawn, {
                 "wall_pid": wall, "ns_pid": init, "workdir": self._wall_workdir,
                 "connection_file": self.connection_file, "env": passthrough_env(), "uid": NOBODY,
-                "limits": dataclasses.asdict(Limits.from_env())})
+                "limits": asdict(Limits.from_env())})
 
     async def _async_cleanup_resources(self, restart=False):
         await super()._async_cleanup_resources(restart=restart)
