@@ -190,6 +190,16 @@ def split_batches(todo: list, jobs: int, max_size: int = BATCH_MAX) -> list:
     return batches
 
 
+def heaviest_first(batches: list, course: Path) -> list:
+    """The batches in the order to start them: the likely longest first, so that no worker is left
+    with a long one at the end while the others idle. A batch's cost is guessed as its number of
+    students times the size of its assignment's source notebooks (a bigger notebook runs longer)."""
+    def size(assignment):
+        return sum(p.stat().st_size for p in (Path(course) / SOURCE / assignment).glob("*.ipynb"))
+    sizes = {assignment: size(assignment) for _, assignment in batches}
+    return sorted(batches, key=lambda batch: len(batch[0]) * sizes[batch[1]], reverse=True)
+
+
 def autograde_all(jobs: int | None = None, course: Path = REPO_ROOT, extra_args=(),
                   wall: bool | None = None, progress: bool = True, only=None,
                   timeout: float | None = 3600, verbose: bool = False) -> int:
@@ -220,7 +230,7 @@ def autograde_all(jobs: int | None = None, course: Path = REPO_ROOT, extra_args=
         raise FileNotFoundError(f"{db} is missing: run `make release` (nbgrader generate_assignment) first")
     env = {"OMP_NUM_THREADS": str(max(1, default_jobs() // jobs))} if "OMP_NUM_THREADS" not in os.environ else {}
 
-    batches = split_batches(todo, jobs)
+    batches = heaviest_first(split_batches(todo, jobs), course)
 
     with tempfile.TemporaryDirectory(prefix="gradebook-") as tmp:
         snapshot = Path(tmp) / "gradebook.db"

@@ -34,6 +34,8 @@ def _type_name(x) -> str:
 def _bound(student, rule) -> str | None:
     if not _is_number(student) or (isinstance(student, float) and math.isnan(student)):
         return f"expected a number, got {_type_name(student)}"
+    if "at_most" in rule and student == math.inf:
+        return "is too many to count (the counter stopped the function)"
     if "at_most" in rule and student > rule["at_most"]:
         return f"{student} is too many"
     if "at_least" in rule and student < rule["at_least"]:

@@ -7,6 +7,7 @@ nbgrader process computes the reference for every student handed in (submitted/*
 and later ones reuse it from memory. A reference probe that fails is an instructor's bug and stops
 grading loudly (RuntimeError), rather than costing students points.
 """
+import dataclasses
 import hashlib
 import os
 import shutil
@@ -16,6 +17,8 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+from grader import sandbox
+from grader.compare import compare
 from grader.pipeline import GRADING_THREADS, SKIP_WHEN_GRADING
 from grader.probes import ProbeError, probe_source, read_probe, student_seed
 
@@ -59,7 +62,10 @@ def run_with_probes(nb, solution: Path, assignment: str, notebook: str, hidden: 
                         ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints", "__pycache__"))
         # a cell past its time is interrupted and the run goes on (a reference probe that fails
         # that way still stops grading, in _run); without it one slow cell ends the whole run
-        NotebookClient(nb, timeout=timeout, allow_errors=True, kernel_name="python3", interrupt_on_timeout=True,
+        # behind the wall as the student's kernel is (same environment, warm: torch already imported),
+        # with no CPU limit: it runs the instructor's code for a whole class
+        km = sandbox.kernel_manager(dataclasses.replace(sandbox.Limits.from_env(), cpu_seconds=None))
+        NotebookClient(nb, km=km, timeout=timeout, allow_errors=True, kernel_name="python3", interrupt_on_timeout=True,
                        skip_cells_with_tag=SKIP_WHEN_GRADING,   # as in the student's kernel
                        shutdown_kernel="immediate",             # as in the student's kernel
                        resources={"metadata": {"path": workdir}}).execute(env=dict(os.environ, **GRADING_THREADS))
@@ -77,7 +83,9 @@ def _run(solution: Path, assignment: str, notebook: str, hidden: dict, students:
         except ProbeError as err:
             raise RuntimeError(f"the reference solution's probe for {grade_id} failed: {err}; "
                                f"outputs: {cell_outputs}") from None
-        broken = [c.name for c in record.checks if c.error]
+        # a bound the reference's own count breaks (or a count the counter stopped) is a bug too
+        broken = [c.name for c in record.checks if c.error or (c.rule.keys() & {"at_most", "at_least"}
+                                                               and compare(c.value, c.value, c.rule))]
         if record.error or broken:
             raise RuntimeError(f"the reference solution fails its own hidden checks in {grade_id}: "
                                f"{record.error or broken}")

@@ -61,9 +61,10 @@ class Limits:
     five seconds later. memory_bytes: address space; torch reserves a lot of it when it loads
     (about 3.7 GB with its thread pools), so it must stay at a few GiB. file_bytes: largest file.
     disk_bytes: the size of each of the kernel's two writable folders (/tmp and its working
-    folder), which are memory file systems that vanish with the kernel.
+    folder), which are memory file systems that vanish with the kernel. cpu_seconds None: no
+    CPU limit (the reference kernel, which runs the instructor's code for a whole class).
     """
-    cpu_seconds: int = 900
+    cpu_seconds: int | None = 900
     memory_bytes: int = 6 * 1024**3
     file_bytes: int = 256 * 1024**2
     disk_bytes: int = 512 * 1024**2
@@ -185,7 +186,8 @@ def wall_command(cmd: list, workdir: str, runtime: str, limits: Limits | None = 
         # root outside: become nobody inside, with no capabilities left
         inner += ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
                   "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all"]
-    inner += ["prlimit", f"--cpu={limits.cpu_seconds}:{limits.cpu_seconds + 5}", f"--as={limits.memory_bytes}",
+    cpu = f"{limits.cpu_seconds}:{limits.cpu_seconds + 5}" if limits.cpu_seconds else "unlimited"
+    inner += ["prlimit", f"--cpu={cpu}", f"--as={limits.memory_bytes}",
               f"--fsize={limits.file_bytes}", "--core=0", "--"]
     return args + ["--"] + inner + list(cmd)
 
@@ -238,6 +240,7 @@ class SandboxKernelManager(AsyncKernelManager):
     a placeholder, and the kernel, forked from a zygote that imported torch, enters it."""
 
     transport = Unicode("ipc", config=True)
+    limits = None   # Limits for this kernel; None: Limits.from_env() when it starts
 
     @default("transport")
     def _transport_default(self):
@@ -266,7 +269,7 @@ class SandboxKernelManager(AsyncKernelManager):
         if self._warm:
             self._wall_ready = Path(self._wall_runtime) / "ready"
             cmd = ["/bin/sh", "-c", f': > "{self._wall_ready}" && exec sleep infinity']
-        return wall_command(cmd, self._wall_workdir, self._wall_runtime)
+        return wall_command(cmd, self._wall_workdir, self._wall_runtime, self.limits)
 
     async def _async_launch_kernel(self, kernel_cmd, **kw):
         await super()._async_launch_kernel(kernel_cmd, **kw)
@@ -276,12 +279,21 @@ class SandboxKernelManager(AsyncKernelManager):
             await asyncio.to_thread(Zygote.spawn, {
                 "wall_pid": wall, "ns_pid": init, "workdir": self._wall_workdir,
                 "connection_file": self.connection_file, "env": passthrough_env(), "uid": NOBODY,
-                "limits": asdict(Limits.from_env())})
+                "limits": asdict(self.limits or Limits.from_env())})
 
     async def _async_cleanup_resources(self, restart=False):
         await super()._async_cleanup_resources(restart=restart)
         if not restart and getattr(self, "_wall_runtime", None):
             shutil.rmtree(self._wall_runtime, ignore_errors=True)
+
+
+def kernel_manager(limits: Limits | None = None) -> AsyncKernelManager:
+    """The kernel manager of a graded run: behind the wall (warm where it can) unless COURSE_SANDBOX=0."""
+    if not enabled():
+        return AsyncKernelManager()
+    manager = SandboxKernelManager()
+    manager.limits = limits
+    return manager
 
 
 def main(argv=None) -> int:

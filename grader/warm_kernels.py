@@ -61,7 +61,8 @@ def enter(ns_pid: int) -> None:
 def become_kernel(request: dict, last_cap: int) -> None:
     """In the sandbox: the wall's limits, environment and user, then ipykernel (does not return)."""
     limits = request["limits"]
-    resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_seconds"], limits["cpu_seconds"] + 5))
+    cpu = limits["cpu_seconds"]
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5) if cpu else (resource.RLIM_INFINITY,) * 2)
     resource.setrlimit(resource.RLIMIT_AS, (limits["memory_bytes"],) * 2)
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_bytes"],) * 2)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))

@@ -2,13 +2,14 @@
 import base64
 import io
 import json
+import re
 
 import pytest
 import torch
 
 from conftest import ALL_CHAPTERS, load_answers
 from grader.compare import compare
-from grader.course import REPO_ROOT
+from grader.course import REPO_ROOT, source_notebook
 from grader.probe_kernel import PROBE_MIME
 from grader.probes import ProbeError, hidden_section, read_probe, student_seed, without_hidden_section
 from grader.scan import module_names, scan
@@ -263,7 +264,8 @@ def test_counters_see_work_the_student_could_hide(monkeypatch):
         x = torch.randn(40, 6, generator=rng)
         for f in (lambda a: a @ a.T, by_rows, torch_function_off, plain_floats, no_calls, new_thread, old_thread):
             result, calls, ops = check.count_work(f, x)
-            assert torch.allclose(result, x @ x.T, atol=1e-4)
+            # right values, or stopped past MAX_STEPS lines (then counted as infinite)
+            assert calls == float("inf") if result is None else torch.allclose(result, x @ x.T, atol=1e-4)
             seen[f.__name__] = calls, ops
 
     try:
@@ -278,3 +280,42 @@ def test_counters_see_work_the_student_could_hide(monkeypatch):
         assert seen[name][1] >= 40, (name, seen)        # one matmul per row, whatever the thread
     for name in ("plain_floats", "no_calls", "new_thread"):
         assert seen[name][0] >= 300, (name, seen)       # a step per number or per row, in any thread
+
+
+def test_a_long_loop_is_stopped_and_counted_as_too_many(monkeypatch):
+    """Past MAX_STEPS lines the counter stops the function: a loop over thousands of pairs fails at
+    once, in the same way on any machine, even if it swallows the stop; whole-tensor code is untouched."""
+    import IPython.display
+    from grader.probe_kernel import MAX_STEPS, _course_probe
+    monkeypatch.setattr(IPython.display, "display", lambda *a, **k: None)
+    seen = {}
+
+    def pairs(a):
+        out = torch.zeros(len(a), len(a))
+        for i in range(len(a)):
+            for j in range(len(a)):
+                out[i, j] = (a[i] * a[j]).sum()
+        return out
+
+    def stubborn(a):
+        while True:
+            try:
+                return pairs(a)
+            except BaseException:
+                continue
+
+    def hidden_checks(check, rng):
+        x = torch.randn(60, 4, generator=rng)    # 3,600 pairs, two lines each
+        for f in (lambda a: a @ a.T, pairs, stubborn):
+            seen[f.__name__] = check.count_work(f, x)
+
+    _course_probe(hidden_checks, 3, "pairs_tests")
+    result, calls, ops = seen["<lambda>"]
+    assert result.shape == (60, 60) and calls < 20 and ops <= 2
+    assert seen["pairs"] == (None, float("inf"), float("inf"))
+    assert seen["stubborn"][1:] == (float("inf"), float("inf"))
+    assert compare(float("inf"), 0, {"at_most": 300}) == "is too many to count (the counter stopped the function)"
+    # every bound a hidden check puts on a count can be told apart from a stopped count
+    bounds = [int(n.replace("_", "")) for chapter in ALL_CHAPTERS
+              for n in re.findall(r"at_most=([\d_]+)", source_notebook(chapter).read_text())]
+    assert bounds and max(bounds) < MAX_STEPS

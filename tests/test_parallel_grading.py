@@ -131,6 +131,17 @@ def test_batches_are_balanced_and_cover_every_submission():
     assert len(sizes) % 4 == 0 and max(sizes) <= 10 and max(sizes) - min(sizes) <= 1, sizes
 
 
+def test_the_likely_longest_batches_start_first(tmp_path):
+    """A big notebook's batches start before a small one's, so no worker is left alone at the end."""
+    from grader.autograde import heaviest_first
+    for assignment, size in (("small", 100), ("big", 10_000)):
+        (tmp_path / "solutions" / assignment).mkdir(parents=True)
+        (tmp_path / "solutions" / assignment / f"{assignment}.ipynb").write_text("x" * size)
+    batches = [(["a", "b", "c"], "small"), (["d"], "big"), (["e", "f"], "big"), (["g"], "small")]
+    assert heaviest_first(batches, tmp_path) == [(["e", "f"], "big"), (["d"], "big"),
+                                                 (["a", "b", "c"], "small"), (["g"], "small")]
+
+
 def test_a_batch_that_runs_out_of_time_is_regraded_one_by_one(tmp_path, monkeypatch):
     """One endless notebook must not cost its batch-mates their grades: the batch is graded
     again student by student, and only the endless one is reported as failed."""
