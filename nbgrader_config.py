@@ -41,6 +41,10 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\n" + pipeline.STUB}   
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 c.Autograde.sanitize_preprocessors = pipeline.SANITIZE
 c.Autograde.autograde_preprocessors = pipeline.AUTOGRADE
+# A test cell without `def hidden_checks(check, rng)` (your own ordinary nbgrader homework) is graded
+# by nbgrader's own rule in the student's kernel, and marked so in the formgrader. To refuse such
+# cells instead, so that every grade is the judge's (docs/GRADING.md, "Ordinary nbgrader cells"):
+# c.Judge.require_hidden_checks = True
 
 # Feedback HTML must not show hidden tests (nbgrader #917): strip them and their tracebacks.
 c.GenerateFeedback.preprocessors = pipeline.FEEDBACK

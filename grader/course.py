@@ -42,7 +42,11 @@ def _run_in_course(cmd: list, what: str, course: Path, check: bool, env, timeout
     proc = subprocess.run(cmd, cwd=course, env=tool_env(env), text=True, capture_output=True,
                           timeout=timeout)
     if check and proc.returncode != 0:
-        raise RuntimeError(f"{what} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+        # the first traceback says why; the tail, how it ended (nbgrader logs a failed student, then goes on)
+        log = proc.stdout + proc.stderr
+        first = log.find("Traceback (most recent call last)")
+        why = f"{log[first:first + 6000]}\n[...]\n" if first >= 0 else ""
+        raise RuntimeError(f"{what} failed ({proc.returncode}):\n{why}{log[-4000:]}")
     return proc
 
 

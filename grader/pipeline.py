@@ -46,6 +46,7 @@ SANITIZE = [
     "nbgrader.preprocessors.ClearOutput",
     "grader.preprocessors.deduplicate_ids.DeduplicateIds",      # nbgrader's crashes on a copied test cell
     "nbgrader.preprocessors.OverwriteKernelspec",
+    "grader.preprocessors.restore_test_cells.RestoreTestCells",  # untouched ones quietly (no warning)...
     "nbgrader.preprocessors.OverwriteCells",                    # test cells back from the gradebook...
     "nbgrader.preprocessors.CheckCellMetadata",
     "grader.preprocessors.strip_hidden_tests.StripHiddenTests",  # ...minus their hidden sections
@@ -60,6 +61,7 @@ AUTOGRADE = [
     "nbgrader.preprocessors.LimitOutput",
     "nbgrader.preprocessors.SaveAutoGrades",                    # scores from the verdicts
     "grader.preprocessors.flag_for_manual_grading.FlagForManualGrading",  # after SaveAutoGrades
+    "grader.preprocessors.mark_kernel_decided.MarkKernelDecided",         # after SaveAutoGrades
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]

@@ -34,15 +34,32 @@ def without_hidden_section(source: str) -> str:
     return HIDDEN.sub("", source).rstrip() + "\n" if HIDDEN.search(source) else source
 
 
+PROBE = re.compile(r"^def hidden_checks\s*\(", re.M)
+
+
+def probe_section(source: str) -> str | None:
+    """The hidden section of a JUDGED test cell: one that defines `hidden_checks(check, rng)`.
+    A test cell without one is an ordinary nbgrader cell (plain asserts, hidden or not), graded
+    by nbgrader's own rule in the student's kernel (docs/GRADING.md, "Ordinary nbgrader cells")."""
+    code = hidden_section(source)
+    return code if code is not None and PROBE.search(code) else None
+
+
+def without_probe_section(source: str) -> str:
+    """A test cell as the student's kernel runs it: a judged cell without its hidden section; an
+    ordinary cell whole, hidden asserts included, as stock nbgrader runs it."""
+    return without_hidden_section(source) if probe_section(source) is not None else source
+
+
 def gradebook_hidden_sections(db_url: str, notebook: str, assignment: str) -> dict:
-    """{test cell grade id: its hidden section} for one notebook, from nbgrader's gradebook
+    """{judged test cell's grade id: its hidden section} for one notebook, from nbgrader's gradebook
     (which keeps test cells whole, hidden sections included)."""
     from nbgrader.api import Gradebook
     with Gradebook(db_url) as gb:
         sections = {}
         for grade_cell in gb.find_notebook(notebook, assignment).grade_cells:
             if grade_cell.cell_type == "code":
-                code = hidden_section(gb.find_source_cell(grade_cell.name, notebook, assignment).source)
+                code = probe_section(gb.find_source_cell(grade_cell.name, notebook, assignment).source)
                 if code is not None:
                     sections[grade_cell.name] = code
         return sections

@@ -76,8 +76,10 @@ def become_kernel(request: dict, last_cap: int) -> None:
     _prctl(PR_SET_NO_NEW_PRIVS, 1)
     os.environ.clear()
     os.environ.update(request["env"])
-    null = os.open("/dev/null", os.O_RDONLY)
+    null = os.open("/dev/null", os.O_RDWR)
     os.dup2(null, 0)
+    os.dup2(null, 1)     # what reaches the notebook goes over the kernel's channels; ipykernel's banner
+                         # ("NOTE: When using the `ipython kernel` entry point...") would go to the grader's log
     os.closerange(3, 65536)                    # nothing of the zygote's (its channel) stays open
     del sys.path[0]      # as ipykernel_launcher does: IPython puts the working folder back
     sys.argv = [os.path.join(os.path.dirname(sys.modules["ipykernel"].__path__[0]), "ipykernel_launcher.py"),

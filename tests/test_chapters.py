@@ -23,6 +23,7 @@ import pytest
 from conftest import ALL_CHAPTERS, ANSWER_SETS, grade_assignment, load_answers, partial_sets
 from grader.course import REPO_ROOT
 from grader.gradebook import cell_scores
+from grader.probes import probe_section
 from grader.submissions import (place_submission, release_copy, solution_cell_ids,
                                 solution_copy, with_answers)
 
@@ -97,7 +98,8 @@ def test_every_test_cell_has_hidden_tests_and_points(chapter):
     for cell in graded_cells:
         meta = cell.metadata["nbgrader"]
         assert meta.get("points", 0) > 0 and meta.get("locked"), f"{meta['grade_id']}: points and locked"
-        assert "### BEGIN HIDDEN TESTS" in cell.source, f"{meta['grade_id']} has no hidden tests"
+        # the course's own exercises are all judged: an ordinary cell would be decided in the kernel
+        assert probe_section(cell.source), f"{meta['grade_id']} has no `def hidden_checks(check, rng)`"
 
 
 @pytest.mark.parametrize("chapter", ALL_CHAPTERS)

@@ -69,7 +69,9 @@ def _outputs(course: Path, student: str, name: str) -> str:
 
 def test_plain_nbgrader_autograde(tiny_course):
     course, name, _ = tiny_course
-    run_nbgrader("autograde", name, course=course)   # both students, one nbgrader process
+    proc = run_nbgrader("autograde", name, course=course)   # both students, one nbgrader process
+    # neither changed a test cell: no "Attribute 'checksum' for cell ... has changed" warning for either
+    assert "has changed" not in proc.stdout + proc.stderr
     assert "solutions read: []" in _outputs(course, "cheat_cli", name)
     assert all(score == 0 for score, _ in cell_scores(course, name, "cheat_cli").values())
     assert all(score == top for score, top in cell_scores(course, name, "honest").values())

@@ -13,6 +13,7 @@ import importlib
 import inspect
 import pkgutil
 import runpy
+import shutil
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -96,13 +97,20 @@ def exercises(nb) -> list:
     return found
 
 
+def _script_path(where: str) -> str:
+    """Where the kernel finds a shipped script: the course's (ddp_scripts/, which the wall shows it
+    read-only), or else a file of the assignment's own folder, in the kernel's working folder."""
+    return str(REPO_ROOT / where) if (REPO_ROOT / where).is_file() else where
+
+
 def _loading_cell(keys) -> str:
     """A cell that loads every object to try once, into _course_shipped[(where, name)]."""
-    lines = ["import importlib as _importlib, runpy as _runpy, sys as _sys", "_course_shipped = {}"]
+    lines = ["import importlib as _importlib, os as _os, runpy as _runpy, sys as _sys", "_course_shipped = {}"]
     for where in sorted({where for where, _ in keys}):
         if where.endswith(".py"):
-            lines += [f"_sys.path.insert(0, {str((REPO_ROOT / where).parent)!r})",
-                      f"_namespace = _runpy.run_path({str(REPO_ROOT / where)!r}, run_name='shipped_script')"]
+            path = _script_path(where)
+            lines += [f"_sys.path.insert(0, _os.path.dirname(_os.path.abspath({path!r})))",
+                      f"_namespace = _runpy.run_path({path!r}, run_name='shipped_script')"]
         else:
             lines.append(f"_namespace = vars(_importlib.import_module({where!r}))")
         lines += [f"_course_shipped[({where!r}, {name!r})] = _namespace[{name!r}]" for w, name in sorted(keys) if w == where]
@@ -179,7 +187,9 @@ def test_the_search_finds_an_answer_that_ships(tmp_path):
     course = copy_course(tmp_path / "course")
     add_tiny_assignment(course)
     helpers = Path(__file__).parent / "hostile" / "shipped_helpers.py"
-    where = str(helpers.relative_to(REPO_ROOT))
+    # shipped in the assignment's folder: the reference kernel, behind the wall, sees it there
+    shutil.copyfile(helpers, course / "solutions" / TINY / helpers.name)
+    where = helpers.name
     namespace = runpy.run_path(str(helpers))
     objects = {(where, name): namespace[name] for name in ("twice", "plus_two", "pair")}
     assert [key for *_, key in bindings(TINY, objects, course)] == [(where, "twice"), (where, "plus_two")]

@@ -11,6 +11,11 @@ as for any nbgrader test cell.
 
 It also scans the code the student wrote (grader/scan.py); reasons found go to
 resources["judge"]["flags"] and FlagForManualGrading marks the exercise after SaveAutoGrades.
+
+A test cell without `hidden_checks` (an ordinary nbgrader cell) keeps the outputs of the student's
+kernel, and nbgrader's own rule decides it; its grade id goes to resources["judge"]["kernel_decided"]
+and MarkKernelDecided says so in the formgrader. `Judge.require_hidden_checks = True` refuses such
+cells instead (docs/GRADING.md, "Ordinary nbgrader cells").
 """
 from pathlib import Path
 
@@ -18,7 +23,7 @@ import nbformat
 from nbgrader import utils
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
-from traitlets import Integer
+from traitlets import Bool, Integer
 
 from grader.compare import compare
 from grader.probes import ProbeError, exception_name, gradebook_hidden_sections, read_probe
@@ -26,6 +31,7 @@ from grader.reference import reference_records
 from grader.scan import module_names, scan
 
 KERNEL_TEXT_LIMIT = 4000   # characters of the kernel's own output kept in a test cell
+KERNEL_DECIDED = "the student's kernel"   # where an ordinary test cell's grade is decided
 
 
 def _as_text(outputs) -> str:
@@ -70,28 +76,41 @@ def verdict(student, reference) -> str | None:
 
 class Judge(NbGraderPreprocessor):
     timeout = Integer(120, help="seconds per cell of the reference run").tag(config=True)
+    require_hidden_checks = Bool(False, help="refuse a test cell without `def hidden_checks(check, rng)` "
+                                 "instead of grading it by nbgrader's rule in the student's kernel").tag(config=True)
 
     def preprocess(self, nb, resources):
         info = resources["nbgrader"]
         course = CourseDirectory(parent=self)
         hidden = gradebook_hidden_sections(info["db_url"], info["notebook"], info["assignment"])
         solution = Path(course.format_path(course.source_directory, ".", info["assignment"])) / f"{info['notebook']}.ipynb"
-        # One reference run for every student this nbgrader run grades (--student narrows it),
-        # cached in this process for the ones after this one.
-        handed_in = sorted({Path(p).parts[-2] for p in Path(course.root).glob(
-            f"{course.submitted_directory}/{course.student_id}/{info['assignment']}")} | {info["student"]})
-        reference = reference_records(solution, info["assignment"], info["notebook"], hidden, handed_in,
-                                      timeout=self.timeout)[info["student"]]
+        tests = [c.metadata.nbgrader["grade_id"] for c in nb.cells if c.cell_type == "code"
+                 and utils.is_grade(c) and not utils.is_solution(c)]
+        ordinary = [grade_id for grade_id in tests if grade_id not in hidden]
+        if ordinary and self.require_hidden_checks:
+            raise RuntimeError(f"test cell {ordinary[0]} has no hidden checks, and this course requires them "
+                               "(Judge.require_hidden_checks): every test cell needs `def hidden_checks(check, rng)` "
+                               "in its hidden section")
+        reference = {}
+        if hidden:
+            # One reference run for every student this nbgrader run grades (--student narrows it),
+            # cached in this process for the ones after this one.
+            handed_in = sorted({Path(p).parts[-2] for p in Path(course.root).glob(
+                f"{course.submitted_directory}/{course.student_id}/{info['assignment']}")} | {info["student"]})
+            reference = reference_records(solution, info["assignment"], info["notebook"], hidden, handed_in,
+                                          timeout=self.timeout)[info["student"]]
         probes = resources.get("judge", {}).get("probes", {})
         flags = self._scan(nb, solution)
         resources.setdefault("judge", {})["flags"] = flags
+        resources["judge"]["kernel_decided"] = ordinary
         for cell in nb.cells:
-            if cell.cell_type != "code" or not utils.is_grade(cell):
+            if cell.cell_type != "code" or not utils.is_grade(cell) or utils.is_solution(cell):
                 continue
             grade_id = cell.metadata.nbgrader["grade_id"]
-            if grade_id not in reference:
-                raise RuntimeError(f"test cell {grade_id} has no hidden checks: every test cell needs "
-                                   "`def hidden_checks(check, rng)` in its hidden section")
+            if grade_id in ordinary:
+                # nbgrader's rule on the kernel's own outputs (SaveAutoGrades), as in stock nbgrader
+                cell.metadata["judge"] = {"decided_in": KERNEL_DECIDED}
+                continue
             try:
                 student = read_probe(probes.get(grade_id, []), grade_id)
             except ProbeError as err:
