@@ -8,13 +8,19 @@ carry their teaching message there).
 """
 from pathlib import Path
 
-from nbgrader.preprocessors import ClearHiddenTests
+from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor
+from traitlets import List
 
 from grader.course import REPO_ROOT, run_nbgrader
 
 
 class HideHiddenTests(ClearHiddenTests):
     """ClearHiddenTests for feedback: also reduce test-cell tracebacks to their last line."""
+
+    # nbconvert configures this option on every preprocessor of the feedback exporter; nbgrader's base
+    # class redeclares it as not configurable, and traitlets then warns on every generate_feedback
+    # (as nbgrader's own GetGrades does, it is declared configurable again)
+    display_data_priority = List(NbGraderPreprocessor.display_data_priority.default_value, config=True)
 
     def preprocess_cell(self, cell, resources, cell_index):
         cell, resources = super().preprocess_cell(cell, resources, cell_index)

@@ -99,12 +99,12 @@ def plain(course):
                 and not c["metadata"]["nbgrader"].get("solution")}
     with Gradebook(db_url(course)) as gb:
         comments = {(c.name, c.auto_comment) for nb in gb.find_submission(NAME, "ada").notebooks for c in nb.comments}
-    run_nbgrader("generate_feedback", NAME, "--force", course=course)
-    return grades(course), exported(course), marks, comments
+    feedback = run_nbgrader("generate_feedback", NAME, "--force", course=course)
+    return grades(course), exported(course), marks, comments, feedback.stdout + feedback.stderr
 
 
 def test_plain_nbgrader_autograde_gives_stock_scores(stock, plain):
-    graded, rows, marks, _ = plain
+    graded, rows, marks, *_ = plain
     assert graded == grades(stock)
     assert rows == exported(stock)
     # each test cell is marked in the graded notebook: decided in the student's kernel
@@ -120,7 +120,8 @@ def test_the_formgrader_says_which_grades_the_student_kernel_decided(plain):
     assert not any(text and "kernel" in text for name, text in comments if name == "why_mean_fails")
 
 
-def test_feedback_hides_the_hidden_asserts(course, plain):
+def test_feedback_hides_the_hidden_asserts_and_warns_of_nothing(course, plain):
+    assert "WARNING" not in plain[4], plain[4]
     page = (course / "feedback" / "ada" / NAME / "functions.html").read_text()
     text = html.unescape(re.sub(r"<[^>]+>", "", page))
     assert "squares(3) == [0, 1, 4]" in text and "squares(6)" not in text
