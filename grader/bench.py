@@ -4,7 +4,7 @@
 
 1. copies the course to a temporary folder and releases the assignment (01_tensors);
 2. hands in a class of N students: the reference solution, the untouched release, the
-   ALTERNATIVE and WRONG answers of tests/answers/, and mixes of right and wrong answers;
+   "alternative" and "wrong" answers of tests/answers/, and mixes of right and wrong answers;
 3. grades one copy with plain serial `nbgrader autograde ASSIGNMENT --force` and another with
    `make autograde`'s code (grader.autograde, JOBS = cores, behind the wall), timing both;
 4. checks that both gradebooks hold the same scores, flags and comments and that
@@ -32,13 +32,18 @@ TIMESTAMP = "2030-01-01 12:00:00.000000 UTC"   # fixed, so that both CSVs can be
 
 
 def _answers(assignment: str):
+    """The "alternative" and "wrong" answers, each {grade_id: source}, of tests/answers/<assignment>.py,
+    whose ANSWERS is {grade_id: {set: source}} (read here, not with tests/conftest.py's load_answers:
+    importing conftest would set up a test session)."""
     path = REPO_ROOT / "tests" / "answers" / f"{assignment}.py"
     if not path.exists():
         return {}, {}
     spec = importlib.util.spec_from_file_location(f"answers_{assignment}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.ALTERNATIVE, module.WRONG
+    alternative = {grade_id: answers["alternative"] for grade_id, answers in module.ANSWERS.items()}
+    wrong = {grade_id: answers["wrong"] for grade_id, answers in module.ANSWERS.items()}
+    return alternative, wrong
 
 
 def build_class(course: Path, assignment: str, students: int, seed: int = 0) -> list:

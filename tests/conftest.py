@@ -96,26 +96,33 @@ def lab(tmp_path_factory):
 
 
 # The answer sets of tests/answers/<chapter>.py (CONTRIBUTING.md), and whether each earns full points
-# (True) or none (False); test_chapters hands each in as the student of the same name in lower case.
-ANSWER_SETS = {"ALTERNATIVE": True, "WRONG": False, "OTHER_WRONG": False, "OVERFIT": False}
+# (True) or none (False); test_chapters hands each in as the student of the same name.
+ANSWER_SETS = {"alternative": True, "wrong": False, "other_wrong": False, "overfit": False}
 # Sets that answer only some exercises (the reference answers the rest), each must score 0 where it answers:
-# COURSE_COPY binds what the course ships (torchcourse, ddp_scripts) to the exercise's name; MORE_WRONG holds
+# course_copy binds what the course ships (torchcourse, ddp_scripts) to the exercise's name; more_wrong holds
 # a further plausible mistake where one exercise needs a third (issue 20's kinds of lax checks).
-PARTIAL_SETS = ("COURSE_COPY", "MORE_WRONG")
+PARTIAL_SETS = ("course_copy", "more_wrong")
 
 
-def partial_sets(answers) -> dict:
-    """{set name: {grade_id: source}} for the partial sets a chapter's answers file has."""
-    return {name: getattr(answers, name) for name in PARTIAL_SETS if getattr(answers, name, None)}
-
-
-def load_answers(chapter: str):
-    """tests/answers/<chapter>.py: the answer sets (ANSWER_SETS) for every solution cell."""
+def load_answers(chapter: str) -> dict:
+    """tests/answers/<chapter>.py, whose ANSWERS is {grade_id: {set: source}}, read by set:
+    {set: {grade_id: source}} with every ANSWER_SETS name, and the PARTIAL_SETS some exercise has."""
     path = ANSWERS_DIR / f"{chapter}.py"
     spec = importlib.util.spec_from_file_location(f"answers_{chapter}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module
+    sets = {name: {} for name in ANSWER_SETS}
+    for grade_id, answers in module.ANSWERS.items():
+        for name, source in answers.items():
+            if name not in ANSWER_SETS and name not in PARTIAL_SETS:
+                raise ValueError(f"{path.name}: {grade_id} has an answer in an unknown set {name!r}")
+            sets.setdefault(name, {})[grade_id] = source
+    return sets
+
+
+def partial_sets(answers: dict) -> dict:
+    """{set: {grade_id: source}} for the partial sets that load_answers found, in PARTIAL_SETS order."""
+    return {name: answers[name] for name in PARTIAL_SETS if name in answers}
 
 
 ALL_CHAPTERS = chapters(REPO_ROOT)

@@ -1,12 +1,12 @@
 """Does each answer set in tests/answers get the same grade whatever the student's seed?
 
 tests/test_chapters.py grades every answer set under one student name, so it sees one seed per
-exercise. An OVERFIT answer can still pass the hidden checks for other students, whenever their
+exercise. An overfit answer can still pass the hidden checks for other students, whenever their
 drawn inputs happen to look like the visible ones (a batch of two, a repeat count of five). This
 audit runs each answer set's notebook once, then the hidden checks for SEEDS students, and judges
 every (student, exercise) with the judge's own `verdict` against the reference's records:
-ALTERNATIVE must pass for every seed, WRONG, OTHER_WRONG and OVERFIT must fail for every seed, and so
-must COURSE_COPY and MORE_WRONG on the exercises they answer.
+alternative must pass for every seed, wrong, other_wrong and overfit must fail for every seed, and so
+must course_copy and more_wrong on the exercises they answer.
 
     make audit-seeds                      # every chapter, 8 students (about 7 minutes on 2 cores)
     .venv/bin/python tests/seed_audit.py 08_gpu_training --seeds 20
@@ -66,7 +66,7 @@ def audit(chapter: str, seeds: int) -> list:
     reference = run(reference_nb)
     answers = load_answers(chapter)
     problems = []
-    sets = [(name, getattr(answers, name), should_pass, hidden) for name, should_pass in ANSWER_SETS.items()]
+    sets = [(name, answers[name], should_pass, hidden) for name, should_pass in ANSWER_SETS.items()]
     sets += [(name, answered, False, [f"{g}_tests" for g in answered]) for name, answered in partial_sets(answers).items()]
     for name, answered, should_pass, judged in sets:
         got = run(_as_handed_in(with_answers(reference_nb, answered)))

@@ -20,14 +20,14 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conftest import ALL_CHAPTERS, ANSWER_SETS, grade_assignment, load_answers, partial_sets
+from conftest import ALL_CHAPTERS, ANSWER_SETS, PARTIAL_SETS, grade_assignment, load_answers, partial_sets
 from grader.course import REPO_ROOT
 from grader.gradebook import cell_scores
 from grader.submissions import (place_submission, release_copy, solution_cell_ids,
                                 solution_copy, with_answers)
 
 
-STUDENTS = ("reference", "untouched", *(name.lower() for name in ANSWER_SETS))
+STUDENTS = ("reference", "untouched", *ANSWER_SETS)
 SLOW_CHAPTERS = ["10_distributed", "06_debugging", "07_fashion_mnist_lab", "09_performance", "08_gpu_training"]
 
 
@@ -39,14 +39,14 @@ def grade_chapter(chapter: str, course) -> dict:
     place_submission(course, "reference", chapter, reference)
     place_submission(course, "untouched", chapter, release_copy(chapter, course))
     for name in ANSWER_SETS:
-        place_submission(course, name.lower(), chapter, with_answers(reference, getattr(answers, name)))
+        place_submission(course, name, chapter, with_answers(reference, answers[name]))
     partial = partial_sets(answers)
     for name, answered in partial.items():
-        place_submission(course, name.lower(), chapter, with_answers(reference, answered))
+        place_submission(course, name, chapter, with_answers(reference, answered))
     grade_assignment(chapter, course)
     return {student: {"scores": cell_scores(course, chapter, student),
                       "visible": visible_tests(course / "autograded" / student / chapter / f"{chapter}.ipynb")}
-            for student in STUDENTS + tuple(name.lower() for name in partial)}
+            for student in STUDENTS + tuple(partial)}
 
 
 def visible_tests(graded_notebook) -> dict:
@@ -83,9 +83,9 @@ def test_answers_cover_every_exercise(chapter):
     answers = load_answers(chapter)
     ids = set(solution_cell_ids(solution_copy(chapter, REPO_ROOT)))
     for name in ANSWER_SETS:
-        assert set(getattr(answers, name)) == ids, f"tests/answers: one {name} per solution cell"
+        assert set(answers[name]) == ids, f"tests/answers: one {name} answer per solution cell"
     for grade_id in ids:
-        versions = [getattr(answers, name)[grade_id].strip() for name in ANSWER_SETS]
+        versions = [answers[name][grade_id].strip() for name in ANSWER_SETS]
         assert len(set(versions)) == len(versions), f"{grade_id}: two answer sets hold the same code"
 
 
@@ -113,7 +113,7 @@ def test_alternative_answers_score_full_marks(graded, chapter):
 
 
 @pytest.mark.parametrize("chapter", ALL_CHAPTERS)
-@pytest.mark.parametrize("student", [name.lower() for name, full in ANSWER_SETS.items() if not full])
+@pytest.mark.parametrize("student", [name for name, full in ANSWER_SETS.items() if not full])
 def test_wrong_answers_score_zero(graded, chapter, student):
     scores = graded(chapter)[student]["scores"]
     passed = {name: s for name, s in scores.items() if s[0]}
@@ -122,20 +122,20 @@ def test_wrong_answers_score_zero(graded, chapter, student):
 
 @pytest.mark.parametrize("chapter", ALL_CHAPTERS)
 def test_overfit_answers_pass_the_visible_tests(graded, chapter):
-    """Each OVERFIT answer is the kind that fools the visible asserts: they pass, the grade is 0."""
+    """Each overfit answer is the kind that fools the visible asserts: they pass, the grade is 0."""
     visible = graded(chapter)["overfit"]["visible"]
     assert visible and not {k: v for k, v in visible.items() if v != "passed"}, visible
 
 
 @pytest.mark.parametrize("chapter", ALL_CHAPTERS)
-@pytest.mark.parametrize("answer_set", ["COURSE_COPY", "MORE_WRONG"])
+@pytest.mark.parametrize("answer_set", PARTIAL_SETS)
 def test_partial_answer_sets_score_zero_where_they_answer(graded, chapter, answer_set):
     """The course's own copy bound to an exercise's name, or a further mistake, gets 0 for that
     exercise; the reference's answers in the rest of the notebook keep their points."""
     answered = partial_sets(load_answers(chapter)).get(answer_set)
     if not answered:
         pytest.skip(f"{chapter} has no {answer_set} answers")
-    scores = graded(chapter)[answer_set.lower()]["scores"]
+    scores = graded(chapter)[answer_set]["scores"]
     targets = {f"{grade_id}_tests" for grade_id in answered}
     assert targets <= set(scores), f"no test cells {sorted(targets - set(scores))}"
     passed = {name: s for name, s in scores.items() if name in targets and s[0]}

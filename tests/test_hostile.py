@@ -45,7 +45,7 @@ def graded_class(tmp_path_factory):
     add_tiny_assignment(course)
     reference = solution_copy(ASSIGNMENT, course)
     place_submission(course, "victim", ASSIGNMENT, reference)
-    place_submission(course, "honest", ASSIGNMENT, with_answers(reference, load_answers(ASSIGNMENT).ALTERNATIVE))
+    place_submission(course, "honest", ASSIGNMENT, with_answers(reference, load_answers(ASSIGNMENT)["alternative"]))
     place_submission(course, FEEDBACK, ASSIGNMENT, with_answers(reference, {"broadcast_shape": "BROADCAST_SHAPE = (3, 4, 5)\n"}))
     for name in [*CASES, *REPEATS]:
         hand_in(course, name)

@@ -164,8 +164,8 @@ def _student_written_code(chapter):
     nb = solution_copy(chapter, REPO_ROOT)
     answers = load_answers(chapter)
     yield from (("reference", c.source) for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution"))
-    for kind in ("ALTERNATIVE", "WRONG"):
-        yield from ((kind, src) for src in getattr(answers, kind).values())
+    for kind in ("alternative", "wrong"):
+        yield from ((kind, src) for src in answers[kind].values())
 
 
 @pytest.mark.parametrize("chapter", ALL_CHAPTERS)

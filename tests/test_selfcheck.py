@@ -36,7 +36,7 @@ def test_hidden_tests_are_not_run(tmp_path):
 
 
 def test_wrong_answers_fail_with_the_visible_hint(tmp_path):
-    nb = with_answers(nbformat.read(source_notebook(CHAPTER), as_version=4), load_answers(CHAPTER).WRONG)
+    nb = with_answers(nbformat.read(source_notebook(CHAPTER), as_version=4), load_answers(CHAPTER)["wrong"])
     path = tmp_path / f"{CHAPTER}.ipynb"
     nbformat.write(nb, path)
     by_name = {r.name: r for r in selfcheck.run_checks(path)}

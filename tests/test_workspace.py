@@ -18,7 +18,7 @@ def test_edited_notebook_survives_a_release_and_a_course_update(tmp_path):
     assert f"new: {CHAPTER}/{CHAPTER}.ipynb" in sync(course)
     mine = workspace / CHAPTER / f"{CHAPTER}.ipynb"
     exercise = solution_cell_ids(nbformat.read(source_notebook(CHAPTER, course), as_version=4))[0]
-    answer = load_answers(CHAPTER).ALTERNATIVE[exercise]
+    answer = load_answers(CHAPTER)["alternative"][exercise]
     nbformat.write(with_answers(nbformat.read(mine, as_version=4), {exercise: answer}), mine)
     saved = mine.read_bytes()
 

@@ -1,203 +1,218 @@
 """Answers for 01_tensors that the reference does not use: each must be graded as described.
 
-ALTERNATIVE: correct, written differently -> full points.
-WRONG: a mistake a student plausibly makes -> no points.
-OTHER_WRONG: a second plausible mistake, of another kind -> no points.
-OVERFIT: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
+ANSWERS maps every solution cell's grade_id, in the notebook's order, to its answers, one per set:
+alternative: correct, written differently -> full points.
+wrong: a mistake a student plausibly makes -> no points.
+other_wrong: a second plausible mistake, of another kind -> no points.
+overfit: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
+
+and, for some exercises only (the reference answers the others in that notebook):
+more_wrong: work the old counters missed (issue 20): right values, but a loop in Python that
+  calls no torch function per turn, or runs where a counter in torch's Python layer cannot see it
+  -> no points.
 """
 
-ALTERNATIVE = {
-    "ranked_tensors": '''
+ANSWERS = {
+    "ranked_tensors": {
+        "alternative": '''
 def make_ranked_tensors():
     return (torch.tensor(1), torch.tensor([1.0, 2.0]), torch.eye(3), torch.rand(1, 2, 3))
 ''',
-    "as_model_input": '''
-def as_model_input(t):
-    return t.float()
-''',
-    "flatten_samples": '''
-def flatten_samples(batch):
-    return torch.flatten(batch, start_dim=1)
-''',
-    "gram": '''
-def gram(X):
-    return torch.matmul(X, X.transpose(0, 1))
-''',
-    "center_columns": '''
-def center_columns(X):
-    means = X.sum(dim=0) / X.shape[0]
-    return X - means
-''',
-    "broadcast_shape": '''
-BROADCAST_SHAPE = torch.Size([4, 3, 5])
-''',
-    "sq_distances": '''
-def sq_distances(A, B):
-    return torch.cdist(A, B) ** 2
-''',
-    # NumPy makes the float32 copy, from_numpy wraps that copy
-    "batch_to_tensor": '''
-def batch_to_tensor(buffer):
-    return torch.from_numpy(np.array(buffer, dtype=np.float32))
-''',
-}
-
-WRONG = {
-    # a one-element vector is not a scalar
-    "ranked_tensors": '''
+        # a one-element vector is not a scalar
+        "wrong": '''
 def make_ranked_tensors():
     return (torch.tensor([1]), torch.tensor([1, 2]), torch.ones(2, 2), torch.ones(2, 2, 2))
 ''',
-    # float64, not float32
-    "as_model_input": '''
-def as_model_input(t):
-    return t.double()
-''',
-    # view fails on non-contiguous input
-    "flatten_samples": '''
-def flatten_samples(batch):
-    return batch.view(batch.shape[0], -1)
-''',
-    # compares columns, not rows
-    "gram": '''
-def gram(X):
-    return X.T @ X
-''',
-    # row means broadcast against columns
-    "center_columns": '''
-def center_columns(X):
-    return X - X.mean(dim=1)
-''',
-    # aligned from the left instead of the right
-    "broadcast_shape": '''
-BROADCAST_SHAPE = (3, 4, 5)
-''',
-    # element-wise, not every pair
-    "sq_distances": '''
-def sq_distances(A, B):
-    return ((A - B) ** 2).sum(dim=1)
-''',
-    # the copy/alias mix-up: from_numpy shares the buffer, and .float() of a float32 tensor is no copy
-    "batch_to_tensor": '''
-def batch_to_tensor(buffer):
-    return torch.from_numpy(buffer).float()
-''',
-}
-
-OTHER_WRONG = {
-    # confuses size with rank: torch.zeros(3) is a vector of three numbers, not a rank-3 tensor
-    "ranked_tensors": '''
+        # confuses size with rank: torch.zeros(3) is a vector of three numbers, not a rank-3 tensor
+        "other_wrong": '''
 def make_ranked_tensors():
     return (torch.tensor(0.0), torch.zeros(1), torch.zeros(2), torch.zeros(3))
 ''',
-    # rescales to [0, 1] as for image pixels: the values change
-    "as_model_input": '''
-def as_model_input(t):
-    return t.float() / t.max()
-''',
-    # flattens the batch dimension too: one long vector
-    "flatten_samples": '''
-def flatten_samples(batch):
-    return torch.flatten(batch)
-''',
-    # right values, but a Python loop over the rows: one multiplication per row
-    "gram": '''
-def gram(X):
-    return torch.stack([X @ row for row in X])
-''',
-    # one overall mean instead of one mean per column
-    "center_columns": '''
-def center_columns(X):
-    return X - X.mean()
-''',
-    # forgets to stretch the size-1 dimensions: b's own shape
-    "broadcast_shape": '''
-BROADCAST_SHAPE = (4, 1, 5)
-''',
-    # distances, not squared distances
-    "sq_distances": '''
-def sq_distances(A, B):
-    return ((A[:, None] - B[None]) ** 2).sum(-1).sqrt()
-''',
-    # copies, but keeps NumPy's float64
-    "batch_to_tensor": '''
-def batch_to_tensor(buffer):
-    return torch.tensor(buffer)
-''',
-}
-
-OVERFIT = {
-    # the visible test only reads .ndim: four empty tensors of the right ranks
-    "ranked_tensors": '''
+        # the visible test only reads .ndim: four empty tensors of the right ranks
+        "overfit": '''
 def make_ranked_tensors():
     return (torch.tensor(7), torch.tensor([]), torch.zeros(0, 3), torch.zeros(0, 2, 2))
 ''',
-    # converts only the visible int64 input; other dtypes come back unchanged
-    "as_model_input": '''
+    },
+
+    "as_model_input": {
+        "alternative": '''
+def as_model_input(t):
+    return t.float()
+''',
+        # float64, not float32
+        "wrong": '''
+def as_model_input(t):
+    return t.double()
+''',
+        # rescales to [0, 1] as for image pixels: the values change
+        "other_wrong": '''
+def as_model_input(t):
+    return t.float() / t.max()
+''',
+        # converts only the visible int64 input; other dtypes come back unchanged
+        "overfit": '''
 def as_model_input(t):
     if t.dtype == torch.int64:
         return t.to(torch.float32)
     return t
 ''',
-    # unpacks the visible rank-4 batches: no other rank works
-    "flatten_samples": '''
+    },
+
+    "flatten_samples": {
+        "alternative": '''
+def flatten_samples(batch):
+    return torch.flatten(batch, start_dim=1)
+''',
+        # view fails on non-contiguous input
+        "wrong": '''
+def flatten_samples(batch):
+    return batch.view(batch.shape[0], -1)
+''',
+        # flattens the batch dimension too: one long vector
+        "other_wrong": '''
+def flatten_samples(batch):
+    return torch.flatten(batch)
+''',
+        # unpacks the visible rank-4 batches: no other rank works
+        "overfit": '''
 def flatten_samples(batch):
     n, c, h, w = batch.shape
     return batch.reshape(n, c * h * w)
 ''',
-    # the visible matrix's answer hard-coded; columns compared for everything else
-    "gram": '''
+    },
+
+    "gram": {
+        "alternative": '''
+def gram(X):
+    return torch.matmul(X, X.transpose(0, 1))
+''',
+        # compares columns, not rows
+        "wrong": '''
+def gram(X):
+    return X.T @ X
+''',
+        # right values, but a Python loop over the rows: one multiplication per row
+        "other_wrong": '''
+def gram(X):
+    return torch.stack([X @ row for row in X])
+''',
+        # the visible matrix's answer hard-coded; columns compared for everything else
+        "overfit": '''
 def gram(X):
     if X.tolist() == [[1.0, 0.0, 2.0], [0.0, 1.0, 1.0]]:
         return torch.tensor([[5.0, 2.0], [2.0, 2.0]])
     return X.T @ X
 ''',
-    # the mean of the visible matrix's two rows, written out: wrong for any other row count
-    "center_columns": '''
+        # a loop over plain Python numbers: arithmetic only, no torch operation per row
+        "more_wrong": '''
+def gram(X):
+    rows = X.tolist()
+    return torch.tensor([[sum(a * b for a, b in zip(r, s)) for s in rows] for r in rows])
+''',
+    },
+
+    "center_columns": {
+        "alternative": '''
+def center_columns(X):
+    means = X.sum(dim=0) / X.shape[0]
+    return X - means
+''',
+        # row means broadcast against columns
+        "wrong": '''
+def center_columns(X):
+    return X - X.mean(dim=1)
+''',
+        # one overall mean instead of one mean per column
+        "other_wrong": '''
+def center_columns(X):
+    return X - X.mean()
+''',
+        # the mean of the visible matrix's two rows, written out: wrong for any other row count
+        "overfit": '''
 def center_columns(X):
     return X - (X[0] + X[1]) / 2
 ''',
-    # the visible test only counts the entries
-    "broadcast_shape": '''
+        # one subtraction per column, with torch-function handling switched off
+        "more_wrong": '''
+def center_columns(X):
+    with torch._C.DisableTorchFunction():
+        return torch.stack([X[:, j] - X[:, j].mean() for j in range(X.shape[1])], dim=1)
+''',
+    },
+
+    "broadcast_shape": {
+        "alternative": '''
+BROADCAST_SHAPE = torch.Size([4, 3, 5])
+''',
+        # aligned from the left instead of the right
+        "wrong": '''
+BROADCAST_SHAPE = (3, 4, 5)
+''',
+        # forgets to stretch the size-1 dimensions: b's own shape
+        "other_wrong": '''
+BROADCAST_SHAPE = (4, 1, 5)
+''',
+        # the visible test only counts the entries
+        "overfit": '''
 BROADCAST_SHAPE = (1, 1, 1)
 ''',
-    # the two coordinates of the visible points written out: right in 2-D only
-    "sq_distances": '''
+    },
+
+    "sq_distances": {
+        "alternative": '''
+def sq_distances(A, B):
+    return torch.cdist(A, B) ** 2
+''',
+        # element-wise, not every pair
+        "wrong": '''
+def sq_distances(A, B):
+    return ((A - B) ** 2).sum(dim=1)
+''',
+        # distances, not squared distances
+        "other_wrong": '''
+def sq_distances(A, B):
+    return ((A[:, None] - B[None]) ** 2).sum(-1).sqrt()
+''',
+        # the two coordinates of the visible points written out: right in 2-D only
+        "overfit": '''
 def sq_distances(A, B):
     dx = A[:, None, 0] - B[None, :, 0]
     dy = A[:, None, 1] - B[None, :, 1]
     return dx ** 2 + dy ** 2
 ''',
-    # copies the visible 2-D buffer; any other array keeps sharing float32 memory
-    "batch_to_tensor": '''
-def batch_to_tensor(buffer):
-    if buffer.ndim == 2:
-        return torch.tensor(buffer, dtype=torch.float32)
-    return torch.from_numpy(buffer.astype(np.float32, copy=False))
-''',
-}
-
-# Work the old counters missed (issue 20): right values, but a loop in Python that calls no torch
-# function per turn, or runs where a counter in torch's Python layer cannot see it.
-MORE_WRONG = {
-    # a loop over plain Python numbers: arithmetic only, no torch operation per row
-    "gram": '''
-def gram(X):
-    rows = X.tolist()
-    return torch.tensor([[sum(a * b for a, b in zip(r, s)) for s in rows] for r in rows])
-''',
-    # one subtraction per column, with torch-function handling switched off
-    "center_columns": '''
-def center_columns(X):
-    with torch._C.DisableTorchFunction():
-        return torch.stack([X[:, j] - X[:, j].mean() for j in range(X.shape[1])], dim=1)
-''',
-    # a row at a time, each in a worker thread
-    "sq_distances": '''
+        # a row at a time, each in a worker thread
+        "more_wrong": '''
 from concurrent.futures import ThreadPoolExecutor
 
 def sq_distances(A, B):
     with ThreadPoolExecutor(2) as pool:
         return torch.stack(list(pool.map(lambda a: ((a - B) ** 2).sum(dim=1), A)))
 ''',
+    },
+
+    "batch_to_tensor": {
+        # NumPy makes the float32 copy, from_numpy wraps that copy
+        "alternative": '''
+def batch_to_tensor(buffer):
+    return torch.from_numpy(np.array(buffer, dtype=np.float32))
+''',
+        # the copy/alias mix-up: from_numpy shares the buffer, and .float() of a float32 tensor is no copy
+        "wrong": '''
+def batch_to_tensor(buffer):
+    return torch.from_numpy(buffer).float()
+''',
+        # copies, but keeps NumPy's float64
+        "other_wrong": '''
+def batch_to_tensor(buffer):
+    return torch.tensor(buffer)
+''',
+        # copies the visible 2-D buffer; any other array keeps sharing float32 memory
+        "overfit": '''
+def batch_to_tensor(buffer):
+    if buffer.ndim == 2:
+        return torch.tensor(buffer, dtype=torch.float32)
+    return torch.from_numpy(buffer.astype(np.float32, copy=False))
+''',
+    },
 }

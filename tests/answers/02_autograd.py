@@ -1,15 +1,41 @@
 """Answers for 02_autograd that the reference does not use: each must be graded as described.
 
-ALTERNATIVE: correct, written differently -> full points.
-WRONG: a mistake a student plausibly makes -> no points.
-OTHER_WRONG: a second plausible mistake, of another kind -> no points.
-OVERFIT: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
-COURSE_COPY: binds the course's own copy (torchcourse) where one exists -> no points.
-MORE_WRONG: a further plausible mistake of a kind the four sets above do not cover -> no points.
+ANSWERS maps every solution cell's grade_id, in the notebook's order, to its answers, one per set:
+alternative: correct, written differently -> full points.
+wrong: a mistake a student plausibly makes -> no points.
+other_wrong: a second plausible mistake, of another kind -> no points.
+overfit: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
+
+and, for some exercises only (the reference answers the others in that notebook):
+course_copy: binds the course's own copy (torchcourse) where one exists -> no points. None does
+  here: nothing the students receive answers an exercise of this chapter (the torchcourse package
+  holds no gradient, graph or shape helper, and no cell before an exercise computes its answer: the
+  demonstration of section 7 works out df/dx only, the exercise asks for all three derivatives).
+more_wrong: a further plausible mistake of a kind the four sets above do not cover -> no points.
 """
 
-ALTERNATIVE = {
-    "logistic_gradients": '''
+ANSWERS = {
+    "yhat_edges": {
+        # nodes as lists, in another order
+        "alternative": '''
+YHAT_EDGES = [["x", "mul"], ["w", "mul"], ["b", "add"], ["mul", "add"], ["add", "yhat"]]
+''',
+        # the lecture's wrong graph: (b + w) * x
+        "wrong": '''
+YHAT_EDGES = [("b", "add"), ("w", "add"), ("add", "mul"), ("x", "mul"), ("mul", "yhat")]
+''',
+        # the graph drawn the way autograd walks it: arrows from the result back to the leaves
+        "other_wrong": '''
+YHAT_EDGES = [("yhat", "add"), ("add", "b"), ("add", "mul"), ("mul", "w"), ("mul", "x")]
+''',
+        # the visible b = 5 equals w + x = 2 + 3: w·x + w + x gives 11 there, and is no b + w·x
+        "overfit": '''
+YHAT_EDGES = [("w", "mul"), ("x", "mul"), ("mul", "add"), ("w", "add"), ("x", "add"), ("add", "yhat")]
+''',
+    },
+
+    "logistic_gradients": {
+        "alternative": '''
 def logistic_gradients(x, w, b, y):
     w_copy = w.clone().detach().requires_grad_()
     b_copy = torch.tensor(b.tolist(), requires_grad=True)
@@ -18,12 +44,35 @@ def logistic_gradients(x, w, b, y):
     loss.backward()
     return w_copy.grad, b_copy.grad
 ''',
-    # nodes as lists, in another order
-    "yhat_edges": '''
-YHAT_EDGES = [["x", "mul"], ["w", "mul"], ["b", "add"], ["mul", "add"], ["add", "yhat"]]
+        # sums the per-example losses instead of averaging them
+        "wrong": '''
+def logistic_gradients(x, w, b, y):
+    w = w.detach().clone().requires_grad_(True)
+    b = b.detach().clone().requires_grad_(True)
+    loss = F.binary_cross_entropy(torch.sigmoid(x * w + b), y, reduction="sum")
+    return torch.autograd.grad(loss, (w, b))
 ''',
-    # backward() with the graph kept, each gradient copied out, .grad put back to None
-    "backward_twice": '''
+        # turns on requires_grad of the caller's own w and b and stores .grad in them
+        "other_wrong": '''
+def logistic_gradients(x, w, b, y):
+    w.requires_grad_(True)
+    b.requires_grad_(True)
+    F.binary_cross_entropy(torch.sigmoid(x * w + b), y).backward()
+    return w.grad, b.grad
+''',
+        # the two visible batches looked up by their inputs; zeros for everything else
+        "overfit": '''
+_VISIBLE_GRADIENTS = {(1.1,): (-0.0898, -0.0817), (1.0, -2.0): (-0.4662, -0.0326)}
+
+def logistic_gradients(x, w, b, y):
+    gw, gb = _VISIBLE_GRADIENTS.get(tuple(round(v, 4) for v in x.tolist()), (0.0, 0.0))
+    return torch.tensor([gw]), torch.tensor([gb])
+''',
+    },
+
+    "backward_twice": {
+        # backward() with the graph kept, each gradient copied out, .grad put back to None
+        "alternative": '''
 def two_gradients(loss_a, loss_b, w):
     loss_a.backward(retain_graph=True)
     grad_a = w.grad.clone()
@@ -33,19 +82,97 @@ def two_gradients(loss_a, loss_b, w):
     w.grad = None
     return grad_a, grad_b
 ''',
-    # torch.split, each chunk's loss scaled by its share of the examples
-    "accumulate_gradients": '''
+        # forgets that the first gradient frees the shared graph
+        "wrong": '''
+def two_gradients(loss_a, loss_b, w):
+    grad_a = torch.autograd.grad(loss_a, w)[0]
+    grad_b = torch.autograd.grad(loss_b, w)[0]
+    return grad_a, grad_b
+''',
+        # backward() twice into .grad without a reset: grad_b is the sum of both gradients
+        "other_wrong": '''
+def two_gradients(loss_a, loss_b, w):
+    loss_a.backward(retain_graph=True)
+    grad_a = w.grad.clone()
+    loss_b.backward()
+    return grad_a, w.grad
+''',
+        # the visible w's two gradients hard-coded; elsewhere both are loss_a's gradient
+        "overfit": '''
+def two_gradients(loss_a, loss_b, w):
+    if w.tolist() == [0.5, -1.0, 2.0]:
+        return (torch.tensor([-0.7200169563293457, -0.6224592924118042, 0.25317245721817017]),
+                torch.tensor([0.04292862117290497, 0.23500370979309082, 0.13332416117191315]))
+    (grad,) = torch.autograd.grad(loss_a, w)
+    return grad, grad
+''',
+    },
+
+    "accumulate_gradients": {
+        # torch.split, each chunk's loss scaled by its share of the examples
+        "alternative": '''
 def accumulate_gradients(loss_of, x, y, chunk_size):
     total = x.shape[0]
     for xb, yb in zip(torch.split(x, chunk_size), torch.split(y, chunk_size)):
         loss = loss_of(xb, yb)
         loss.mul(xb.shape[0] / total).backward()
 ''',
-    "predict_probability": '''
+        # divides by the number of chunks: right only when every chunk has the same size
+        "wrong": '''
+def accumulate_gradients(loss_of, x, y, chunk_size):
+    starts = range(0, len(x), chunk_size)
+    for start in starts:
+        loss = loss_of(x[start:start + chunk_size], y[start:start + chunk_size])
+        (loss / len(starts)).backward()
+''',
+        # no weighting at all: the chunks' mean losses are simply added up
+        "other_wrong": '''
+def accumulate_gradients(loss_of, x, y, chunk_size):
+    for start in range(0, x.shape[0], chunk_size):
+        loss_of(x[start:start + chunk_size], y[start:start + chunk_size]).backward()
+''',
+        # the weights of the visible split, 10 examples in chunks of 4, 4 and 2, for every batch
+        "overfit": '''
+def accumulate_gradients(loss_of, x, y, chunk_size):
+    weights = [0.4, 0.4, 0.2]
+    for i, start in enumerate(range(0, len(x), chunk_size)):
+        (loss_of(x[start:start + chunk_size], y[start:start + chunk_size]) * weights[i]).backward()
+''',
+    },
+
+    "predict_probability": {
+        "alternative": '''
 def predict_probability(x, w, b):
     return torch.sigmoid(x * w.detach() + b.detach())
 ''',
-    "chain_rule_grads": '''
+        # still records the graph
+        "wrong": '''
+def predict_probability(x, w, b):
+    return torch.sigmoid(x * w + b)
+''',
+        # switches recording off on the caller's parameters instead of for this computation
+        "other_wrong": '''
+def predict_probability(x, w, b):
+    w.requires_grad_(False)
+    b.requires_grad_(False)
+    return torch.sigmoid(x * w + b)
+''',
+        # the visible inputs answered without a graph; any other call still records one
+        "overfit": '''
+def predict_probability(x, w, b):
+    if torch.equal(x, torch.tensor([1.1, -1.0])):
+        return torch.sigmoid(torch.tensor([2.42, -2.2]))
+    return torch.sigmoid(x * w + b)
+''',
+        # the graph is recorded, then cut off: the result looks right, the memory was spent anyway
+        "more_wrong": '''
+def predict_probability(x, w, b):
+    return torch.sigmoid(x * w + b).detach()
+''',
+    },
+
+    "chain_rule_grads": {
+        "alternative": '''
 def chain_rule_grads(x, y, z):
     inner = 1 + 2 * x * z / torch.sin(y)
     outer = 1 / torch.cosh(torch.log(inner)) ** 2 / inner    # tanh' * ln'
@@ -53,69 +180,8 @@ def chain_rule_grads(x, y, z):
             outer * (-2 * x * z * torch.cos(y) / torch.sin(y) ** 2),
             outer * 2 * x / torch.sin(y))
 ''',
-    # shapes built from the rules, torch.Size for some of them
-    "predict_shapes": '''
-def predict_shapes(B, T, D, H):
-    x_shape = torch.Size([B, T, D])
-    h_shape = x_shape[:-1] + (H,)
-    return {"h": tuple(h_shape), "pooled": (h_shape[0], h_shape[2]), "attended": x_shape,
-            "x.grad": x_shape, "W.grad": torch.Size([H, D])}
-''',
-    # a product of sizes, ones divided by the count
-    "predict_mean_grad": '''
-def predict_mean_grad(shape, dim=None, requires_grad=True, inside_no_grad=False):
-    if inside_no_grad or not requires_grad:
-        return None
-    sizes = list(shape) if dim is None else [shape[dim]]
-    count = 1
-    for size in sizes:
-        count *= size
-    return torch.ones(shape) / count
-''',
-    "linear_backward": '''
-def linear_backward(x, W, b, grad_out):
-    grad_x = np.einsum("no,oi->ni", grad_out, W)
-    grad_W = np.einsum("no,ni->oi", grad_out, x)
-    grad_b = np.einsum("no->o", grad_out)
-    return grad_x, grad_W, grad_b
-''',
-}
-
-WRONG = {
-    # sums the per-example losses instead of averaging them
-    "logistic_gradients": '''
-def logistic_gradients(x, w, b, y):
-    w = w.detach().clone().requires_grad_(True)
-    b = b.detach().clone().requires_grad_(True)
-    loss = F.binary_cross_entropy(torch.sigmoid(x * w + b), y, reduction="sum")
-    return torch.autograd.grad(loss, (w, b))
-''',
-    # the lecture's wrong graph: (b + w) * x
-    "yhat_edges": '''
-YHAT_EDGES = [("b", "add"), ("w", "add"), ("add", "mul"), ("x", "mul"), ("mul", "yhat")]
-''',
-    # forgets that the first gradient frees the shared graph
-    "backward_twice": '''
-def two_gradients(loss_a, loss_b, w):
-    grad_a = torch.autograd.grad(loss_a, w)[0]
-    grad_b = torch.autograd.grad(loss_b, w)[0]
-    return grad_a, grad_b
-''',
-    # divides by the number of chunks: right only when every chunk has the same size
-    "accumulate_gradients": '''
-def accumulate_gradients(loss_of, x, y, chunk_size):
-    starts = range(0, len(x), chunk_size)
-    for start in starts:
-        loss = loss_of(x[start:start + chunk_size], y[start:start + chunk_size])
-        (loss / len(starts)).backward()
-''',
-    # still records the graph
-    "predict_probability": '''
-def predict_probability(x, w, b):
-    return torch.sigmoid(x * w + b)
-''',
-    # drops the cos(y) factor of the sin node
-    "chain_rule_grads": '''
+        # drops the cos(y) factor of the sin node
+        "wrong": '''
 def chain_rule_grads(x, y, z):
     a, b = 2 * x, torch.sin(y)
     c = a / b
@@ -124,62 +190,8 @@ def chain_rule_grads(x, y, z):
     df_dd = (1 - f**2) / (1 + d)
     return df_dd * z * 2 / b, df_dd * z * (-a / b**2), df_dd * c
 ''',
-    # the weight's gradient transposed: (in, out) instead of W's (out, in)
-    "predict_shapes": '''
-def predict_shapes(B, T, D, H):
-    return {"h": (B, T, H), "pooled": (B, H), "attended": (B, T, D),
-            "x.grad": (B, T, D), "W.grad": (D, H)}
-''',
-    # the mean over all elements, whatever dim says
-    "predict_mean_grad": '''
-def predict_mean_grad(shape, dim=None, requires_grad=True, inside_no_grad=False):
-    if not requires_grad or inside_no_grad:
-        return None
-    return torch.full(shape, 1.0 / math.prod(shape))
-''',
-    # averages the bias gradient over the batch
-    "linear_backward": '''
-def linear_backward(x, W, b, grad_out):
-    return grad_out @ W, grad_out.T @ x, grad_out.mean(axis=0)
-''',
-}
-
-OTHER_WRONG = {
-    # turns on requires_grad of the caller's own w and b and stores .grad in them
-    "logistic_gradients": '''
-def logistic_gradients(x, w, b, y):
-    w.requires_grad_(True)
-    b.requires_grad_(True)
-    F.binary_cross_entropy(torch.sigmoid(x * w + b), y).backward()
-    return w.grad, b.grad
-''',
-    # the graph drawn the way autograd walks it: arrows from the result back to the leaves
-    "yhat_edges": '''
-YHAT_EDGES = [("yhat", "add"), ("add", "b"), ("add", "mul"), ("mul", "w"), ("mul", "x")]
-''',
-    # backward() twice into .grad without a reset: grad_b is the sum of both gradients
-    "backward_twice": '''
-def two_gradients(loss_a, loss_b, w):
-    loss_a.backward(retain_graph=True)
-    grad_a = w.grad.clone()
-    loss_b.backward()
-    return grad_a, w.grad
-''',
-    # no weighting at all: the chunks' mean losses are simply added up
-    "accumulate_gradients": '''
-def accumulate_gradients(loss_of, x, y, chunk_size):
-    for start in range(0, x.shape[0], chunk_size):
-        loss_of(x[start:start + chunk_size], y[start:start + chunk_size]).backward()
-''',
-    # switches recording off on the caller's parameters instead of for this computation
-    "predict_probability": '''
-def predict_probability(x, w, b):
-    w.requires_grad_(False)
-    b.requires_grad_(False)
-    return torch.sigmoid(x * w + b)
-''',
-    # the derivative of ln(1 + d) taken as 1/d
-    "chain_rule_grads": '''
+        # the derivative of ln(1 + d) taken as 1/d
+        "other_wrong": '''
 def chain_rule_grads(x, y, z):
     a, b = 2 * x, torch.sin(y)
     c = a / b
@@ -188,65 +200,8 @@ def chain_rule_grads(x, y, z):
     df_dd = (1 - f ** 2) / d
     return df_dd * z * 2 / b, df_dd * z * (-a / b ** 2) * torch.cos(y), df_dd * c
 ''',
-    # the attention weights' shape (B, T, T) instead of the attention output's
-    "predict_shapes": '''
-def predict_shapes(B, T, D, H):
-    return {"h": (B, T, H), "pooled": (B, H), "attended": (B, T, T),
-            "x.grad": (B, T, D), "W.grad": (H, D)}
-''',
-    # a gradient of zeros where backward() never ran, instead of None
-    "predict_mean_grad": '''
-def predict_mean_grad(shape, dim=None, requires_grad=True, inside_no_grad=False):
-    if inside_no_grad or not requires_grad:
-        return torch.zeros(shape)
-    count = math.prod(shape) if dim is None else shape[dim]
-    return torch.ones(shape) / count
-''',
-    # grad_W as x.T @ grad_out: the transpose of W's shape (in, out)
-    "linear_backward": '''
-def linear_backward(x, W, b, grad_out):
-    return grad_out @ W, x.T @ grad_out, grad_out.sum(axis=0)
-''',
-}
-
-OVERFIT = {
-    # the two visible batches looked up by their inputs; zeros for everything else
-    "logistic_gradients": '''
-_VISIBLE_GRADIENTS = {(1.1,): (-0.0898, -0.0817), (1.0, -2.0): (-0.4662, -0.0326)}
-
-def logistic_gradients(x, w, b, y):
-    gw, gb = _VISIBLE_GRADIENTS.get(tuple(round(v, 4) for v in x.tolist()), (0.0, 0.0))
-    return torch.tensor([gw]), torch.tensor([gb])
-''',
-    # the visible b = 5 equals w + x = 2 + 3: w·x + w + x gives 11 there, and is no b + w·x
-    "yhat_edges": '''
-YHAT_EDGES = [("w", "mul"), ("x", "mul"), ("mul", "add"), ("w", "add"), ("x", "add"), ("add", "yhat")]
-''',
-    # the visible w's two gradients hard-coded; elsewhere both are loss_a's gradient
-    "backward_twice": '''
-def two_gradients(loss_a, loss_b, w):
-    if w.tolist() == [0.5, -1.0, 2.0]:
-        return (torch.tensor([-0.7200169563293457, -0.6224592924118042, 0.25317245721817017]),
-                torch.tensor([0.04292862117290497, 0.23500370979309082, 0.13332416117191315]))
-    (grad,) = torch.autograd.grad(loss_a, w)
-    return grad, grad
-''',
-    # the weights of the visible split, 10 examples in chunks of 4, 4 and 2, for every batch
-    "accumulate_gradients": '''
-def accumulate_gradients(loss_of, x, y, chunk_size):
-    weights = [0.4, 0.4, 0.2]
-    for i, start in enumerate(range(0, len(x), chunk_size)):
-        (loss_of(x[start:start + chunk_size], y[start:start + chunk_size]) * weights[i]).backward()
-''',
-    # the visible inputs answered without a graph; any other call still records one
-    "predict_probability": '''
-def predict_probability(x, w, b):
-    if torch.equal(x, torch.tensor([1.1, -1.0])):
-        return torch.sigmoid(torch.tensor([2.42, -2.2]))
-    return torch.sigmoid(x * w + b)
-''',
-    # plain Python floats through .item(): only one-element tensors, the visible test's case
-    "chain_rule_grads": '''
+        # plain Python floats through .item(): only one-element tensors, the visible test's case
+        "overfit": '''
 def chain_rule_grads(x, y, z):
     xv, yv, zv = x.item(), y.item(), z.item()
     d = zv * 2 * xv / math.sin(yv)
@@ -255,50 +210,8 @@ def chain_rule_grads(x, y, z):
             torch.tensor(-outer * zv * 2 * xv * math.cos(yv) / math.sin(yv) ** 2),
             torch.tensor(outer * 2 * xv / math.sin(yv)))
 ''',
-    # the shapes for the visible sizes B=2, T=5, D=3, H=4, whatever sizes are asked
-    "predict_shapes": '''
-def predict_shapes(B, T, D, H):
-    return {"h": (2, 5, 4), "pooled": (2, 4), "attended": (2, 5, 3), "x.grad": (2, 5, 3), "W.grad": (4, 3)}
-''',
-    # the visible (2, 5, 3) with dim=1 hard-coded as 1/5; any other dim treated as the whole mean
-    "predict_mean_grad": '''
-def predict_mean_grad(shape, dim=None, requires_grad=True, inside_no_grad=False):
-    if not requires_grad or inside_no_grad:
-        return None
-    if dim == 1:
-        return torch.full(tuple(shape), 1 / 5)
-    return torch.full(tuple(shape), 1 / math.prod(shape))
-''',
-    # sums over the visible batch of 4 examples, whatever the batch size
-    "linear_backward": '''
-def linear_backward(x, W, b, grad_out):
-    grad_W = sum(np.outer(grad_out[n], x[n]) for n in range(4))
-    grad_b = sum(grad_out[n] for n in range(4))
-    return grad_out @ W, grad_W, grad_b
-''',
-}
-
-# Nothing the students receive answers an exercise of this chapter: the torchcourse package holds
-# no gradient, graph or shape helper, and no cell before an exercise computes its answer (the
-# demonstration of section 7 works out df/dx only, the exercise asks for all three derivatives).
-COURSE_COPY = {}
-
-MORE_WRONG = {
-    # `if dim:` takes dim=0 for "no dim": the mean over all elements where it runs over dimension 0
-    "predict_mean_grad": '''
-def predict_mean_grad(shape, dim=None, requires_grad=True, inside_no_grad=False):
-    if not requires_grad or inside_no_grad:
-        return None
-    count = shape[dim] if dim else math.prod(shape)
-    return torch.full(tuple(shape), 1.0 / count)
-''',
-    # the graph is recorded, then cut off: the result looks right, the memory was spent anyway
-    "predict_probability": '''
-def predict_probability(x, w, b):
-    return torch.sigmoid(x * w + b).detach()
-''',
-    # right values from a loop over the elements as Python floats: no vectorised tensor code
-    "chain_rule_grads": '''
+        # right values from a loop over the elements as Python floats: no vectorised tensor code
+        "more_wrong": '''
 def chain_rule_grads(x, y, z):
     results = ([], [], [])
     for xv, yv, zv in zip(x.reshape(-1).tolist(), y.reshape(-1).tolist(), z.reshape(-1).tolist()):
@@ -309,4 +222,106 @@ def chain_rule_grads(x, y, z):
         results[2].append(outer * 2 * xv / math.sin(yv))
     return tuple(torch.tensor(r).reshape(x.shape) for r in results)
 ''',
+    },
+
+    "linear_backward": {
+        "alternative": '''
+def linear_backward(x, W, b, grad_out):
+    grad_x = np.einsum("no,oi->ni", grad_out, W)
+    grad_W = np.einsum("no,ni->oi", grad_out, x)
+    grad_b = np.einsum("no->o", grad_out)
+    return grad_x, grad_W, grad_b
+''',
+        # averages the bias gradient over the batch
+        "wrong": '''
+def linear_backward(x, W, b, grad_out):
+    return grad_out @ W, grad_out.T @ x, grad_out.mean(axis=0)
+''',
+        # grad_W as x.T @ grad_out: the transpose of W's shape (in, out)
+        "other_wrong": '''
+def linear_backward(x, W, b, grad_out):
+    return grad_out @ W, x.T @ grad_out, grad_out.sum(axis=0)
+''',
+        # sums over the visible batch of 4 examples, whatever the batch size
+        "overfit": '''
+def linear_backward(x, W, b, grad_out):
+    grad_W = sum(np.outer(grad_out[n], x[n]) for n in range(4))
+    grad_b = sum(grad_out[n] for n in range(4))
+    return grad_out @ W, grad_W, grad_b
+''',
+    },
+
+    "predict_shapes": {
+        # shapes built from the rules, torch.Size for some of them
+        "alternative": '''
+def predict_shapes(B, T, D, H):
+    x_shape = torch.Size([B, T, D])
+    h_shape = x_shape[:-1] + (H,)
+    return {"h": tuple(h_shape), "pooled": (h_shape[0], h_shape[2]), "attended": x_shape,
+            "x.grad": x_shape, "W.grad": torch.Size([H, D])}
+''',
+        # the weight's gradient transposed: (in, out) instead of W's (out, in)
+        "wrong": '''
+def predict_shapes(B, T, D, H):
+    return {"h": (B, T, H), "pooled": (B, H), "attended": (B, T, D),
+            "x.grad": (B, T, D), "W.grad": (D, H)}
+''',
+        # the attention weights' shape (B, T, T) instead of the attention output's
+        "other_wrong": '''
+def predict_shapes(B, T, D, H):
+    return {"h": (B, T, H), "pooled": (B, H), "attended": (B, T, T),
+            "x.grad": (B, T, D), "W.grad": (H, D)}
+''',
+        # the shapes for the visible sizes B=2, T=5, D=3, H=4, whatever sizes are asked
+        "overfit": '''
+def predict_shapes(B, T, D, H):
+    return {"h": (2, 5, 4), "pooled": (2, 4), "attended": (2, 5, 3), "x.grad": (2, 5, 3), "W.grad": (4, 3)}
+''',
+    },
+
+    "predict_mean_grad": {
+        # a product of sizes, ones divided by the count
+        "alternative": '''
+def predict_mean_grad(shape, dim=None, requires_grad=True, inside_no_grad=False):
+    if inside_no_grad or not requires_grad:
+        return None
+    sizes = list(shape) if dim is None else [shape[dim]]
+    count = 1
+    for size in sizes:
+        count *= size
+    return torch.ones(shape) / count
+''',
+        # the mean over all elements, whatever dim says
+        "wrong": '''
+def predict_mean_grad(shape, dim=None, requires_grad=True, inside_no_grad=False):
+    if not requires_grad or inside_no_grad:
+        return None
+    return torch.full(shape, 1.0 / math.prod(shape))
+''',
+        # a gradient of zeros where backward() never ran, instead of None
+        "other_wrong": '''
+def predict_mean_grad(shape, dim=None, requires_grad=True, inside_no_grad=False):
+    if inside_no_grad or not requires_grad:
+        return torch.zeros(shape)
+    count = math.prod(shape) if dim is None else shape[dim]
+    return torch.ones(shape) / count
+''',
+        # the visible (2, 5, 3) with dim=1 hard-coded as 1/5; any other dim treated as the whole mean
+        "overfit": '''
+def predict_mean_grad(shape, dim=None, requires_grad=True, inside_no_grad=False):
+    if not requires_grad or inside_no_grad:
+        return None
+    if dim == 1:
+        return torch.full(tuple(shape), 1 / 5)
+    return torch.full(tuple(shape), 1 / math.prod(shape))
+''',
+        # `if dim:` takes dim=0 for "no dim": the mean over all elements where it runs over dimension 0
+        "more_wrong": '''
+def predict_mean_grad(shape, dim=None, requires_grad=True, inside_no_grad=False):
+    if not requires_grad or inside_no_grad:
+        return None
+    count = shape[dim] if dim else math.prod(shape)
+    return torch.full(tuple(shape), 1.0 / count)
+''',
+    },
 }

@@ -1,15 +1,20 @@
 """Answers for 04_data_loading that the reference does not use: each must be graded as described.
 
-ALTERNATIVE: correct, written differently -> full points.
-WRONG: a mistake a student plausibly makes -> no points.
-OTHER_WRONG: a second plausible mistake, of another kind -> no points.
-OVERFIT: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
-COURSE_COPY: binds the course package's own copy (torchcourse) to the exercise's name -> no points.
-MORE_WRONG: one more plausible mistake of a kind the sets above do not show -> no points.
+ANSWERS maps every solution cell's grade_id, in the notebook's order, to its answers, one per set:
+alternative: correct, written differently -> full points.
+wrong: a mistake a student plausibly makes -> no points.
+other_wrong: a second plausible mistake, of another kind -> no points.
+overfit: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
+
+and, for some exercises only (the reference answers the others in that notebook):
+course_copy: binds the course package's own copy (torchcourse) to the exercise's name: it
+  must not be a valid answer -> no points.
+more_wrong: one more plausible mistake of a kind the sets above do not show -> no points.
 """
 
-ALTERNATIVE = {
-    "toy_dataset": '''
+ANSWERS = {
+    "toy_dataset": {
+        "alternative": '''
 class ToyDataset(Dataset):
     def __init__(self, X, y, transform=None):
         if X.shape[0] != y.shape[0]:
@@ -24,46 +29,8 @@ class ToyDataset(Dataset):
         x, y = self.pairs[i]
         return (self.transform(x), y)
 ''',
-    "window_dataset": '''
-class WindowDataset(Dataset):
-    def __init__(self, series, window):
-        self.inputs = series.unfold(0, window, 1)[:-1]
-        self.targets = series[window:]
-
-    def __len__(self):
-        return self.targets.numel()
-
-    def __getitem__(self, i):
-        return self.inputs[i], self.targets[i]
-''',
-    "num_batches": '''
-def num_batches(num_examples, batch_size, drop_last):
-    if drop_last:
-        return num_examples // batch_size
-    return -(-num_examples // batch_size)
-''',
-    "make_loaders": '''
-from torch.utils.data import DistributedSampler, Subset
-
-def make_loaders(train_ds, test_ds, batch_size, seed, epoch):
-    # one replica of a DistributedSampler uses the rule itself; a Subset keeps its order
-    sampler = DistributedSampler(train_ds, num_replicas=1, rank=0, shuffle=True, seed=seed)
-    sampler.set_epoch(epoch)
-    train = DataLoader(Subset(train_ds, list(sampler)), batch_size=batch_size, drop_last=True)
-    test = DataLoader(test_ds, batch_size=batch_size)
-    return train, test
-''',
-    "workers_answer": '''
-def worker_shard(num_examples, worker_id, num_workers):
-    sizes = [num_examples // num_workers + (w < num_examples % num_workers) for w in range(num_workers)]
-    start = sum(sizes[:worker_id])
-    return range(start, start + sizes[worker_id])
-''',
-}
-
-WRONG = {
-    # counts features (columns) instead of examples, and never checks the lengths
-    "toy_dataset": '''
+        # counts features (columns) instead of examples, and never checks the lengths
+        "wrong": '''
 class ToyDataset(Dataset):
     def __init__(self, features, labels, transform=None):
         self.features = features
@@ -77,49 +44,8 @@ class ToyDataset(Dataset):
     def __len__(self):
         return self.features.shape[1]
 ''',
-    # off by one: the last index has no target
-    "window_dataset": '''
-class WindowDataset(Dataset):
-    def __init__(self, series, window):
-        self.series = series
-        self.window = window
-
-    def __len__(self):
-        return len(self.series) - self.window + 1
-
-    def __getitem__(self, i):
-        return self.series[i:i + self.window], self.series[i + self.window]
-''',
-    # float division: right for small counts, rounded beyond 2**53
-    "num_batches": '''
-import math
-
-def num_batches(num_examples, batch_size, drop_last):
-    if drop_last:
-        return num_examples // batch_size
-    return math.ceil(num_examples / batch_size)
-''',
-    # seeds the global generator: the right order, but every later random number is reset with it
-    "make_loaders": '''
-def make_loaders(train_ds, test_ds, batch_size, seed, epoch):
-    torch.manual_seed(seed + epoch)
-    order = torch.randperm(len(train_ds)).tolist()
-    train = DataLoader(train_ds, batch_size=batch_size, sampler=order, drop_last=True)
-    test = DataLoader(test_ds, batch_size=batch_size)
-    return train, test
-''',
-    # the split of PyTorch's IterableDataset example: ceil(n / k) each, the last worker short
-    "workers_answer": '''
-def worker_shard(num_examples, worker_id, num_workers):
-    per_worker = -(-num_examples // num_workers)
-    start = min(worker_id * per_worker, num_examples)
-    return range(start, min(start + per_worker, num_examples))
-''',
-}
-
-OTHER_WRONG = {
-    # checks the lengths with assert: an AssertionError, not the ValueError asked for
-    "toy_dataset": '''
+        # checks the lengths with assert: an AssertionError, not the ValueError asked for
+        "other_wrong": '''
 class ToyDataset(Dataset):
     def __init__(self, features, labels, transform=None):
         assert len(features) == len(labels), "features and labels differ in length"
@@ -135,44 +61,8 @@ class ToyDataset(Dataset):
             return self.features[index], self.labels[index]
         return self.transform(self.features[index]), self.labels[index]
 ''',
-    # the target is the window's own last value, not the value after it
-    "window_dataset": '''
-class WindowDataset(Dataset):
-    def __init__(self, series, window):
-        self.series = series
-        self.window = window
-
-    def __len__(self):
-        return len(self.series) - self.window
-
-    def __getitem__(self, i):
-        inputs = self.series[i:i + self.window]
-        return inputs, inputs[-1]
-''',
-    # always one batch more without drop_last, even when the examples divide evenly
-    "num_batches": '''
-def num_batches(num_examples, batch_size, drop_last):
-    return num_examples // batch_size + (0 if drop_last else 1)
-''',
-    # the test loader copies the training loader's options: it drops its last batch too
-    "make_loaders": '''
-def make_loaders(train_ds, test_ds, batch_size, seed, epoch):
-    options = dict(batch_size=batch_size, drop_last=True, num_workers=0)
-    order = torch.randperm(len(train_ds), generator=torch.Generator().manual_seed(seed + epoch))
-    train = DataLoader(train_ds, sampler=order.tolist(), **options)
-    test = DataLoader(test_ds, shuffle=False, **options)
-    return train, test
-''',
-    # interleaves: worker w takes every num_workers-th example, not one contiguous block
-    "workers_answer": '''
-def worker_shard(num_examples, worker_id, num_workers):
-    return range(worker_id, num_examples, num_workers)
-''',
-}
-
-OVERFIT = {
-    # the visible test's five examples: len() is always 5, and only a 5-row data set is checked
-    "toy_dataset": '''
+        # the visible test's five examples: len() is always 5, and only a 5-row data set is checked
+        "overfit": '''
 class ToyDataset(Dataset):
     def __init__(self, features, labels, transform=None):
         if len(features) == 5 and len(labels) != 5:
@@ -189,63 +79,8 @@ class ToyDataset(Dataset):
             return self.transform(self.features[index]), self.labels[index]
         return self.features[index], self.labels[index]
 ''',
-    # subtracts the visible test's window of 3, not `window`
-    "window_dataset": '''
-class WindowDataset(Dataset):
-    def __init__(self, series, window):
-        self.series = series
-        self.window = window
-
-    def __len__(self):
-        return len(self.series) - 3
-
-    def __getitem__(self, i):
-        return self.series[i:i + self.window], self.series[i + self.window]
-''',
-    # looks for a remainder with % 2, the visible tests' batch size (and 3 * 2**53 + 1 is odd)
-    "num_batches": '''
-def num_batches(num_examples, batch_size, drop_last):
-    full = num_examples // batch_size
-    if drop_last or num_examples % 2 == 0:
-        return full
-    return full + 1
-''',
-    # the visible test's seed 7 built in: every seed gives the orders of seed 7
-    "make_loaders": '''
-def make_loaders(train_ds, test_ds, batch_size, seed, epoch):
-    fixed = torch.Generator().manual_seed(7 + epoch)
-    order = torch.randperm(len(train_ds), generator=fixed).tolist()
-    train = DataLoader(train_ds, batch_size=batch_size, sampler=order, drop_last=True, num_workers=0)
-    return train, DataLoader(test_ds, batch_size=batch_size)
-''',
-    # the visible 10-for-4 split looked up; ceil(n / k) blocks for everything else
-    "workers_answer": '''
-def worker_shard(num_examples, worker_id, num_workers):
-    if (num_examples, num_workers) == (10, 4):
-        return (range(0, 3), range(3, 6), range(6, 8), range(8, 10))[worker_id]
-    step = (num_examples + num_workers - 1) // num_workers
-    first = min(worker_id * step, num_examples)
-    return range(first, min(first + step, num_examples))
-''',
-}
-
-# Binding the course's own copy (torchcourse) to the exercise's name: it must not be a valid answer.
-COURSE_COPY = {
-    "toy_dataset": '''
-from torchcourse.data import ToyDataset
-''',
-    "make_loaders": '''
-from torchcourse.data import seeded_loader
-
-def make_loaders(train_ds, test_ds, batch_size, seed, epoch):
-    return seeded_loader(train_ds, batch_size, seed + epoch), DataLoader(test_ds, batch_size=batch_size)
-''',
-}
-
-# Further plausible mistakes, one per exercise, each of a kind the sets above do not show -> no points.
-MORE_WRONG = {
-    # applies the transform once, to the whole tensor, in __init__: a random transform is frozen
-    "toy_dataset": '''
+        # applies the transform once, to the whole tensor, in __init__: a random transform is frozen
+        "more_wrong": '''
 class ToyDataset(Dataset):
     def __init__(self, features, labels, transform=None):
         if len(features) != len(labels):
@@ -259,11 +94,177 @@ class ToyDataset(Dataset):
     def __len__(self):
         return len(self.labels)
 ''',
-    # shuffle=True with a generator seeded with seed + epoch: reproducible, but not the rule's order
-    "make_loaders": '''
+        "course_copy": '''
+from torchcourse.data import ToyDataset
+''',
+    },
+
+    "window_dataset": {
+        "alternative": '''
+class WindowDataset(Dataset):
+    def __init__(self, series, window):
+        self.inputs = series.unfold(0, window, 1)[:-1]
+        self.targets = series[window:]
+
+    def __len__(self):
+        return self.targets.numel()
+
+    def __getitem__(self, i):
+        return self.inputs[i], self.targets[i]
+''',
+        # off by one: the last index has no target
+        "wrong": '''
+class WindowDataset(Dataset):
+    def __init__(self, series, window):
+        self.series = series
+        self.window = window
+
+    def __len__(self):
+        return len(self.series) - self.window + 1
+
+    def __getitem__(self, i):
+        return self.series[i:i + self.window], self.series[i + self.window]
+''',
+        # the target is the window's own last value, not the value after it
+        "other_wrong": '''
+class WindowDataset(Dataset):
+    def __init__(self, series, window):
+        self.series = series
+        self.window = window
+
+    def __len__(self):
+        return len(self.series) - self.window
+
+    def __getitem__(self, i):
+        inputs = self.series[i:i + self.window]
+        return inputs, inputs[-1]
+''',
+        # subtracts the visible test's window of 3, not `window`
+        "overfit": '''
+class WindowDataset(Dataset):
+    def __init__(self, series, window):
+        self.series = series
+        self.window = window
+
+    def __len__(self):
+        return len(self.series) - 3
+
+    def __getitem__(self, i):
+        return self.series[i:i + self.window], self.series[i + self.window]
+''',
+    },
+
+    "num_batches": {
+        "alternative": '''
+def num_batches(num_examples, batch_size, drop_last):
+    if drop_last:
+        return num_examples // batch_size
+    return -(-num_examples // batch_size)
+''',
+        # float division: right for small counts, rounded beyond 2**53
+        "wrong": '''
+import math
+
+def num_batches(num_examples, batch_size, drop_last):
+    if drop_last:
+        return num_examples // batch_size
+    return math.ceil(num_examples / batch_size)
+''',
+        # always one batch more without drop_last, even when the examples divide evenly
+        "other_wrong": '''
+def num_batches(num_examples, batch_size, drop_last):
+    return num_examples // batch_size + (0 if drop_last else 1)
+''',
+        # looks for a remainder with % 2, the visible tests' batch size (and 3 * 2**53 + 1 is odd)
+        "overfit": '''
+def num_batches(num_examples, batch_size, drop_last):
+    full = num_examples // batch_size
+    if drop_last or num_examples % 2 == 0:
+        return full
+    return full + 1
+''',
+    },
+
+    "make_loaders": {
+        "alternative": '''
+from torch.utils.data import DistributedSampler, Subset
+
+def make_loaders(train_ds, test_ds, batch_size, seed, epoch):
+    # one replica of a DistributedSampler uses the rule itself; a Subset keeps its order
+    sampler = DistributedSampler(train_ds, num_replicas=1, rank=0, shuffle=True, seed=seed)
+    sampler.set_epoch(epoch)
+    train = DataLoader(Subset(train_ds, list(sampler)), batch_size=batch_size, drop_last=True)
+    test = DataLoader(test_ds, batch_size=batch_size)
+    return train, test
+''',
+        # seeds the global generator: the right order, but every later random number is reset with it
+        "wrong": '''
+def make_loaders(train_ds, test_ds, batch_size, seed, epoch):
+    torch.manual_seed(seed + epoch)
+    order = torch.randperm(len(train_ds)).tolist()
+    train = DataLoader(train_ds, batch_size=batch_size, sampler=order, drop_last=True)
+    test = DataLoader(test_ds, batch_size=batch_size)
+    return train, test
+''',
+        # the test loader copies the training loader's options: it drops its last batch too
+        "other_wrong": '''
+def make_loaders(train_ds, test_ds, batch_size, seed, epoch):
+    options = dict(batch_size=batch_size, drop_last=True, num_workers=0)
+    order = torch.randperm(len(train_ds), generator=torch.Generator().manual_seed(seed + epoch))
+    train = DataLoader(train_ds, sampler=order.tolist(), **options)
+    test = DataLoader(test_ds, shuffle=False, **options)
+    return train, test
+''',
+        # the visible test's seed 7 built in: every seed gives the orders of seed 7
+        "overfit": '''
+def make_loaders(train_ds, test_ds, batch_size, seed, epoch):
+    fixed = torch.Generator().manual_seed(7 + epoch)
+    order = torch.randperm(len(train_ds), generator=fixed).tolist()
+    train = DataLoader(train_ds, batch_size=batch_size, sampler=order, drop_last=True, num_workers=0)
+    return train, DataLoader(test_ds, batch_size=batch_size)
+''',
+        # shuffle=True with a generator seeded with seed + epoch: reproducible, but not the rule's order
+        "more_wrong": '''
 def make_loaders(train_ds, test_ds, batch_size, seed, epoch):
     generator = torch.Generator().manual_seed(seed + epoch)
     train = DataLoader(train_ds, batch_size=batch_size, shuffle=True, drop_last=True, generator=generator)
     return train, DataLoader(test_ds, batch_size=batch_size)
 ''',
+        "course_copy": '''
+from torchcourse.data import seeded_loader
+
+def make_loaders(train_ds, test_ds, batch_size, seed, epoch):
+    return seeded_loader(train_ds, batch_size, seed + epoch), DataLoader(test_ds, batch_size=batch_size)
+''',
+    },
+
+    "workers_answer": {
+        "alternative": '''
+def worker_shard(num_examples, worker_id, num_workers):
+    sizes = [num_examples // num_workers + (w < num_examples % num_workers) for w in range(num_workers)]
+    start = sum(sizes[:worker_id])
+    return range(start, start + sizes[worker_id])
+''',
+        # the split of PyTorch's IterableDataset example: ceil(n / k) each, the last worker short
+        "wrong": '''
+def worker_shard(num_examples, worker_id, num_workers):
+    per_worker = -(-num_examples // num_workers)
+    start = min(worker_id * per_worker, num_examples)
+    return range(start, min(start + per_worker, num_examples))
+''',
+        # interleaves: worker w takes every num_workers-th example, not one contiguous block
+        "other_wrong": '''
+def worker_shard(num_examples, worker_id, num_workers):
+    return range(worker_id, num_examples, num_workers)
+''',
+        # the visible 10-for-4 split looked up; ceil(n / k) blocks for everything else
+        "overfit": '''
+def worker_shard(num_examples, worker_id, num_workers):
+    if (num_examples, num_workers) == (10, 4):
+        return (range(0, 3), range(3, 6), range(6, 8), range(8, 10))[worker_id]
+    step = (num_examples + num_workers - 1) // num_workers
+    first = min(worker_id * step, num_examples)
+    return range(first, min(first + step, num_examples))
+''',
+    },
 }

@@ -1,15 +1,20 @@
 """Answers for 05_training_loop that the reference does not use: each must be graded as described.
 
-ALTERNATIVE: correct, written differently -> full points.
-WRONG: a mistake a student plausibly makes -> no points.
-OTHER_WRONG: a second plausible mistake, of another kind -> no points.
-OVERFIT: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
-COURSE_COPY: binds the course package's own copy (torchcourse) to the exercise's name -> no points.
-MORE_WRONG: one more plausible mistake of a kind the sets above do not show -> no points.
+ANSWERS maps every solution cell's grade_id, in the notebook's order, to its answers, one per set:
+alternative: correct, written differently -> full points.
+wrong: a mistake a student plausibly makes -> no points.
+other_wrong: a second plausible mistake, of another kind -> no points.
+overfit: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
+
+and, for some exercises only (the reference answers the others in that notebook):
+course_copy: binds the course package's own copy (torchcourse) to the exercise's name: it
+  must not be a valid answer -> no points.
+more_wrong: one more plausible mistake of a kind the sets above do not show -> no points.
 """
 
-ALTERNATIVE = {
-    "train_step": '''
+ANSWERS = {
+    "train_step": {
+        "alternative": '''
 def train_step(model, optimizer, features, labels):
     model.zero_grad(set_to_none=True)
     logits = model(features)
@@ -19,7 +24,57 @@ def train_step(model, optimizer, features, labels):
     optimizer.step()
     return float(loss.detach()), hits
 ''',
-    "predict_labels": '''
+        # forgets zero_grad: the stale gradients are added to the new ones
+        "wrong": '''
+def train_step(model, optimizer, features, labels):
+    logits = model(features)
+    loss = F.cross_entropy(logits, labels)
+    loss.backward()
+    optimizer.step()
+    return loss.item(), (logits.argmax(dim=1) == labels).sum().item()
+''',
+        # zero_grad between backward and step: the step finds no gradients and changes nothing
+        "other_wrong": '''
+def train_step(model, optimizer, features, labels):
+    logits = model(features)
+    loss = F.cross_entropy(logits, labels)
+    loss.backward()
+    optimizer.zero_grad()
+    optimizer.step()
+    return loss.item(), int((logits.argmax(dim=1) == labels).sum())
+''',
+        # the visible test's SGD steps done by hand (lr 0.5, or 10 for its linear model), whatever optimizer it is given
+        "overfit": '''
+def train_step(model, optimizer, features, labels):
+    for p in model.parameters():
+        p.grad = None
+    logits = model(features)
+    loss = F.cross_entropy(logits, labels)
+    loss.backward()
+    lr = 10.0 if isinstance(model, nn.Linear) else 0.5
+    with torch.no_grad():
+        for p in model.parameters():
+            p -= lr * p.grad
+    return loss.item(), (logits.argmax(dim=1) == labels).sum().item()
+''',
+        # counts the correct examples with a second forward pass, after the update
+        "more_wrong": '''
+def train_step(model, optimizer, features, labels):
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(features), labels)
+    loss.backward()
+    optimizer.step()
+    with torch.no_grad():
+        correct = (model(features).argmax(dim=1) == labels).sum().item()
+    return loss.item(), correct
+''',
+        "course_copy": '''
+from torchcourse.training import train_step
+''',
+    },
+
+    "predict_labels": {
+        "alternative": '''
 @torch.inference_mode()
 def predict_labels(model, features):
     mode = model.training
@@ -32,7 +87,49 @@ def predict_labels(model, features):
     finally:
         model.train(mode)
 ''',
-    "accuracy": '''
+        # no eval(): dropout stays on while predicting
+        "wrong": '''
+def predict_labels(model, features):
+    with torch.no_grad():
+        probabilities = torch.softmax(model(features), dim=1)
+    return probabilities.argmax(dim=1), probabilities.max(dim=1).values
+''',
+        # detaches the result instead of not recording: the forward pass still builds a graph
+        "other_wrong": '''
+def predict_labels(model, features):
+    was_training = model.training
+    model.eval()
+    probabilities = torch.softmax(model(features), dim=1).detach()
+    model.train(was_training)
+    confidence, labels = probabilities.max(dim=1)
+    return labels, confidence
+''',
+        # assumes every model arrives in training mode, as the visible test's do
+        "overfit": '''
+def predict_labels(model, features):
+    model.eval()
+    with torch.no_grad():
+        probabilities = torch.softmax(model(features), dim=1)
+    model.train()
+    return probabilities.argmax(dim=1), probabilities.amax(dim=1)
+''',
+        # the softmax over the rows (dim=0) instead of the classes
+        "more_wrong": '''
+def predict_labels(model, features):
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        logits = model(features)
+    model.train(was_training)
+    return logits.argmax(dim=1), torch.softmax(logits, dim=0).max(dim=1).values
+''',
+        "course_copy": '''
+from torchcourse.training import predict as predict_labels
+''',
+    },
+
+    "accuracy": {
+        "alternative": '''
 def accuracy(model, loader, k):
     mode = model.training
     model.eval()
@@ -45,7 +142,72 @@ def accuracy(model, loader, k):
     model.train(mode)
     return torch.cat(hits).double().mean().item()
 ''',
-    "fit_linear_regression": '''
+        # divides by len(loader.dataset), not by the examples counted: wrong as soon as the loader
+        # yields fewer (drop_last=True, a sampler over part of the data set)
+        "wrong": '''
+def accuracy(model, loader, k):
+    was_training = model.training
+    model.eval()
+    correct = 0
+    with torch.no_grad():
+        for features, labels in loader:
+            top = model(features).topk(k, dim=1).indices
+            correct += (top == labels[:, None]).any(dim=1).sum().item()
+    model.train(was_training)
+    return correct / len(loader.dataset)
+''',
+        # averages the per-batch accuracies: a small last batch weighs as much as a full one
+        "other_wrong": '''
+def accuracy(model, loader, k):
+    was_training = model.training
+    model.eval()
+    per_batch = []
+    with torch.no_grad():
+        for features, labels in loader:
+            top = model(features).topk(k, dim=1).indices
+            per_batch.append((top == labels.unsqueeze(1)).any(dim=1).float().mean().item())
+    model.train(was_training)
+    return sum(per_batch) / len(per_batch)
+''',
+        # divides by len(loader.dataset), or by the full batches with drop_last: right for the
+        # visible loaders, wrong for a sampler that draws part of the data set
+        "overfit": '''
+def accuracy(model, loader, k):
+    mode = model.training
+    model.eval()
+    hits = 0
+    with torch.no_grad():
+        for x, y in loader:
+            hits += int((model(x).topk(k, dim=1).indices == y[:, None]).any(dim=1).sum())
+    model.train(mode)
+    seen = len(loader) * loader.batch_size if loader.drop_last else len(loader.dataset)
+    return hits / seen
+''',
+        # counts the classes whose logit is >= the label's: the label itself is counted, one too many
+        "more_wrong": '''
+def accuracy(model, loader, k):
+    was_training = model.training
+    model.eval()
+    correct = total = 0
+    with torch.no_grad():
+        for features, labels in loader:
+            logits = model(features)
+            ahead = (logits >= logits.gather(1, labels.unsqueeze(1))).sum(dim=1)
+            correct += (ahead < k).sum().item()
+            total += len(labels)
+    model.train(was_training)
+    return correct / total
+''',
+        "course_copy": '''
+from torchcourse import training
+
+def accuracy(model, loader, k):
+    return training.accuracy(model, loader)
+''',
+    },
+
+    "fit_linear_regression": {
+        "alternative": '''
 def fit_linear_regression(X, y, epochs, lr):
     model = nn.Linear(in_features=X.shape[-1], out_features=y.shape[-1])
     opt = torch.optim.SGD(model.parameters(), lr=lr)
@@ -60,74 +222,8 @@ def fit_linear_regression(X, y, epochs, lr):
         history.append(float(loss))
     return model, history
 ''',
-    "clipped_train_step": '''
-def clipped_train_step(model, optimizer, features, labels, max_norm):
-    optimizer.zero_grad()
-    loss = F.cross_entropy(model(features), labels)
-    loss.backward()
-    grads = [p.grad for p in model.parameters() if p.grad is not None]
-    norm = torch.sqrt(sum((g ** 2).sum() for g in grads))
-    scale = min(1.0, max_norm / (norm.item() + 1e-6))
-    for g in grads:
-        g.mul_(scale)
-    optimizer.step()
-    return float(loss), float(norm)
-''',
-    "checkpoint": '''
-def save_checkpoint(path, model, optimizer, scheduler, step):
-    states = [copy.deepcopy(part.state_dict()) for part in (model, optimizer, scheduler)]
-    torch.save(states + [int(step)], path)
-
-
-def load_checkpoint(path, model, optimizer, scheduler):
-    *states, step = torch.load(path)
-    for part, state in zip((scheduler, optimizer, model), reversed(states)):
-        part.load_state_dict(state)
-    return step
-''',
-    "seed_everything": '''
-import random as py_random
-import numpy
-
-def seed_everything(seed):
-    for seed_generator in (py_random.seed, numpy.random.seed, torch.random.manual_seed):
-        seed_generator(seed)
-''',
-}
-
-WRONG = {
-    # forgets zero_grad: the stale gradients are added to the new ones
-    "train_step": '''
-def train_step(model, optimizer, features, labels):
-    logits = model(features)
-    loss = F.cross_entropy(logits, labels)
-    loss.backward()
-    optimizer.step()
-    return loss.item(), (logits.argmax(dim=1) == labels).sum().item()
-''',
-    # no eval(): dropout stays on while predicting
-    "predict_labels": '''
-def predict_labels(model, features):
-    with torch.no_grad():
-        probabilities = torch.softmax(model(features), dim=1)
-    return probabilities.argmax(dim=1), probabilities.max(dim=1).values
-''',
-    # divides by len(loader.dataset), not by the examples counted: wrong as soon as the loader
-    # yields fewer (drop_last=True, a sampler over part of the data set)
-    "accuracy": '''
-def accuracy(model, loader, k):
-    was_training = model.training
-    model.eval()
-    correct = 0
-    with torch.no_grad():
-        for features, labels in loader:
-            top = model(features).topk(k, dim=1).indices
-            correct += (top == labels[:, None]).any(dim=1).sum().item()
-    model.train(was_training)
-    return correct / len(loader.dataset)
-''',
-    # the learning rate of the visible test hard-coded: `lr` is ignored
-    "fit_linear_regression": '''
+        # the learning rate of the visible test hard-coded: `lr` is ignored
+        "wrong": '''
 def fit_linear_regression(X, y, epochs, lr):
     model = nn.Linear(X.shape[1], y.shape[1])
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -140,70 +236,8 @@ def fit_linear_regression(X, y, epochs, lr):
         losses.append(loss.item())
     return model, losses
 ''',
-    # clips after the step: the update already used the unclipped gradients
-    "clipped_train_step": '''
-def clipped_train_step(model, optimizer, features, labels, max_norm):
-    optimizer.zero_grad()
-    loss = F.cross_entropy(model(features), labels)
-    loss.backward()
-    optimizer.step()
-    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    return loss.item(), norm.item()
-''',
-    # saves the weights only: the resumed optimizer starts from scratch
-    "checkpoint": '''
-def save_checkpoint(path, model, optimizer, scheduler, step):
-    torch.save({"model": model.state_dict(), "step": step}, path)
-
-
-def load_checkpoint(path, model, optimizer, scheduler):
-    checkpoint = torch.load(path, weights_only=True)
-    model.load_state_dict(checkpoint["model"])
-    return checkpoint["step"]
-''',
-    # seeds PyTorch only: Python's random and NumPy go on as before
-    "seed_everything": '''
-def seed_everything(seed):
-    torch.manual_seed(seed)
-''',
-}
-
-OTHER_WRONG = {
-    # zero_grad between backward and step: the step finds no gradients and changes nothing
-    "train_step": '''
-def train_step(model, optimizer, features, labels):
-    logits = model(features)
-    loss = F.cross_entropy(logits, labels)
-    loss.backward()
-    optimizer.zero_grad()
-    optimizer.step()
-    return loss.item(), int((logits.argmax(dim=1) == labels).sum())
-''',
-    # detaches the result instead of not recording: the forward pass still builds a graph
-    "predict_labels": '''
-def predict_labels(model, features):
-    was_training = model.training
-    model.eval()
-    probabilities = torch.softmax(model(features), dim=1).detach()
-    model.train(was_training)
-    confidence, labels = probabilities.max(dim=1)
-    return labels, confidence
-''',
-    # averages the per-batch accuracies: a small last batch weighs as much as a full one
-    "accuracy": '''
-def accuracy(model, loader, k):
-    was_training = model.training
-    model.eval()
-    per_batch = []
-    with torch.no_grad():
-        for features, labels in loader:
-            top = model(features).topk(k, dim=1).indices
-            per_batch.append((top == labels.unsqueeze(1)).any(dim=1).float().mean().item())
-    model.train(was_training)
-    return sum(per_batch) / len(per_batch)
-''',
-    # never zeroes the gradients: each step adds the new gradient to all the old ones
-    "fit_linear_regression": '''
+        # never zeroes the gradients: each step adds the new gradient to all the old ones
+        "other_wrong": '''
 def fit_linear_regression(X, y, epochs, lr):
     model = nn.Linear(X.shape[1], y.shape[1])
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
@@ -215,86 +249,8 @@ def fit_linear_regression(X, y, epochs, lr):
         losses.append(loss.item())
     return model, losses
 ''',
-    # reports the norm after clipping (at most max_norm), not the one measured before
-    "clipped_train_step": '''
-def clipped_train_step(model, optimizer, features, labels, max_norm):
-    optimizer.zero_grad()
-    loss = F.cross_entropy(model(features), labels)
-    loss.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    norm = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in model.parameters()]))
-    optimizer.step()
-    return loss.item(), norm.item()
-''',
-    # keeps only the optimizer's running averages: the loaded optimizer keeps its own learning rate
-    "checkpoint": '''
-def save_checkpoint(path, model, optimizer, scheduler, step):
-    torch.save({"weights": model.state_dict(), "moments": optimizer.state_dict()["state"],
-                "schedule": scheduler.state_dict(), "step": step}, path)
-
-
-def load_checkpoint(path, model, optimizer, scheduler):
-    saved = torch.load(path, weights_only=True)
-    model.load_state_dict(saved["weights"])
-    state = optimizer.state_dict()
-    state["state"] = saved["moments"]
-    optimizer.load_state_dict(state)
-    scheduler.load_state_dict(saved["schedule"])
-    return saved["step"]
-''',
-    # np.random.default_rng(seed) builds a new generator and leaves NumPy's global one alone
-    "seed_everything": '''
-import random
-
-import numpy as np
-
-def seed_everything(seed):
-    random.seed(seed)
-    np.random.default_rng(seed)
-    torch.manual_seed(seed)
-''',
-}
-
-OVERFIT = {
-    # the visible test's SGD steps done by hand (lr 0.5, or 10 for its linear model), whatever optimizer it is given
-    "train_step": '''
-def train_step(model, optimizer, features, labels):
-    for p in model.parameters():
-        p.grad = None
-    logits = model(features)
-    loss = F.cross_entropy(logits, labels)
-    loss.backward()
-    lr = 10.0 if isinstance(model, nn.Linear) else 0.5
-    with torch.no_grad():
-        for p in model.parameters():
-            p -= lr * p.grad
-    return loss.item(), (logits.argmax(dim=1) == labels).sum().item()
-''',
-    # assumes every model arrives in training mode, as the visible test's do
-    "predict_labels": '''
-def predict_labels(model, features):
-    model.eval()
-    with torch.no_grad():
-        probabilities = torch.softmax(model(features), dim=1)
-    model.train()
-    return probabilities.argmax(dim=1), probabilities.amax(dim=1)
-''',
-    # divides by len(loader.dataset), or by the full batches with drop_last: right for the
-    # visible loaders, wrong for a sampler that draws part of the data set
-    "accuracy": '''
-def accuracy(model, loader, k):
-    mode = model.training
-    model.eval()
-    hits = 0
-    with torch.no_grad():
-        for x, y in loader:
-            hits += int((model(x).topk(k, dim=1).indices == y[:, None]).any(dim=1).sum())
-    model.train(mode)
-    seen = len(loader) * loader.batch_size if loader.drop_last else len(loader.dataset)
-    return hits / seen
-''',
-    # trains only on data of the visible test's shape (100, 5); anything else stays untrained
-    "fit_linear_regression": '''
+        # trains only on data of the visible test's shape (100, 5); anything else stays untrained
+        "overfit": '''
 def fit_linear_regression(X, y, epochs, lr):
     model = nn.Linear(X.shape[1], y.shape[1])
     if tuple(X.shape) != (100, 5):
@@ -309,8 +265,45 @@ def fit_linear_regression(X, y, epochs, lr):
         losses.append(loss.item())
     return model, losses
 ''',
-    # clips to the visible test's max_norm of 1.0, whatever max_norm is given
-    "clipped_train_step": '''
+    },
+
+    "clipped_train_step": {
+        "alternative": '''
+def clipped_train_step(model, optimizer, features, labels, max_norm):
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(features), labels)
+    loss.backward()
+    grads = [p.grad for p in model.parameters() if p.grad is not None]
+    norm = torch.sqrt(sum((g ** 2).sum() for g in grads))
+    scale = min(1.0, max_norm / (norm.item() + 1e-6))
+    for g in grads:
+        g.mul_(scale)
+    optimizer.step()
+    return float(loss), float(norm)
+''',
+        # clips after the step: the update already used the unclipped gradients
+        "wrong": '''
+def clipped_train_step(model, optimizer, features, labels, max_norm):
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(features), labels)
+    loss.backward()
+    optimizer.step()
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    return loss.item(), norm.item()
+''',
+        # reports the norm after clipping (at most max_norm), not the one measured before
+        "other_wrong": '''
+def clipped_train_step(model, optimizer, features, labels, max_norm):
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(features), labels)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    norm = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in model.parameters()]))
+    optimizer.step()
+    return loss.item(), norm.item()
+''',
+        # clips to the visible test's max_norm of 1.0, whatever max_norm is given
+        "overfit": '''
 def clipped_train_step(model, optimizer, features, labels, max_norm):
     optimizer.zero_grad()
     loss = F.cross_entropy(model(features), labels)
@@ -319,8 +312,60 @@ def clipped_train_step(model, optimizer, features, labels, max_norm):
     optimizer.step()
     return float(loss), float(norm)
 ''',
-    # no step saved: reads it back from the scheduler's counter, which the visible test steps once per step
-    "checkpoint": '''
+        # clips every parameter's gradient on its own, not all of them together
+        "more_wrong": '''
+def clipped_train_step(model, optimizer, features, labels, max_norm):
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(features), labels)
+    loss.backward()
+    norms = [torch.nn.utils.clip_grad_norm_(p, max_norm) for p in model.parameters() if p.grad is not None]
+    optimizer.step()
+    return loss.item(), torch.linalg.vector_norm(torch.stack(norms)).item()
+''',
+    },
+
+    "checkpoint": {
+        "alternative": '''
+def save_checkpoint(path, model, optimizer, scheduler, step):
+    states = [copy.deepcopy(part.state_dict()) for part in (model, optimizer, scheduler)]
+    torch.save(states + [int(step)], path)
+
+
+def load_checkpoint(path, model, optimizer, scheduler):
+    *states, step = torch.load(path)
+    for part, state in zip((scheduler, optimizer, model), reversed(states)):
+        part.load_state_dict(state)
+    return step
+''',
+        # saves the weights only: the resumed optimizer starts from scratch
+        "wrong": '''
+def save_checkpoint(path, model, optimizer, scheduler, step):
+    torch.save({"model": model.state_dict(), "step": step}, path)
+
+
+def load_checkpoint(path, model, optimizer, scheduler):
+    checkpoint = torch.load(path, weights_only=True)
+    model.load_state_dict(checkpoint["model"])
+    return checkpoint["step"]
+''',
+        # keeps only the optimizer's running averages: the loaded optimizer keeps its own learning rate
+        "other_wrong": '''
+def save_checkpoint(path, model, optimizer, scheduler, step):
+    torch.save({"weights": model.state_dict(), "moments": optimizer.state_dict()["state"],
+                "schedule": scheduler.state_dict(), "step": step}, path)
+
+
+def load_checkpoint(path, model, optimizer, scheduler):
+    saved = torch.load(path, weights_only=True)
+    model.load_state_dict(saved["weights"])
+    state = optimizer.state_dict()
+    state["state"] = saved["moments"]
+    optimizer.load_state_dict(state)
+    scheduler.load_state_dict(saved["schedule"])
+    return saved["step"]
+''',
+        # no step saved: reads it back from the scheduler's counter, which the visible test steps once per step
+        "overfit": '''
 def save_checkpoint(path, model, optimizer, scheduler, step):
     torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
                 "scheduler": scheduler.state_dict()}, path)
@@ -333,34 +378,7 @@ def load_checkpoint(path, model, optimizer, scheduler):
     scheduler.load_state_dict(checkpoint["scheduler"])
     return scheduler.last_epoch
 ''',
-    # seeds random and NumPy with the visible test's 2024, whatever the seed
-    "seed_everything": '''
-import random
-
-import numpy as np
-
-def seed_everything(seed):
-    random.seed(2024)
-    np.random.seed(2024)
-    torch.manual_seed(seed)
-''',
-}
-
-# Binding the course's own copy (torchcourse) to the exercise's name: it must not be a valid answer.
-COURSE_COPY = {
-    "train_step": '''
-from torchcourse.training import train_step
-''',
-    "predict_labels": '''
-from torchcourse.training import predict as predict_labels
-''',
-    "accuracy": '''
-from torchcourse import training
-
-def accuracy(model, loader, k):
-    return training.accuracy(model, loader)
-''',
-    "checkpoint": '''
+        "course_copy": '''
 from torchcourse import training
 
 def save_checkpoint(path, model, optimizer, scheduler, step):
@@ -370,54 +388,43 @@ def save_checkpoint(path, model, optimizer, scheduler, step):
 def load_checkpoint(path, model, optimizer, scheduler):
     return training.load_checkpoint(path, model, optimizer)["step"]
 ''',
-}
+    },
 
-# Further plausible mistakes, one per exercise, each of a kind the sets above do not show -> no points.
-MORE_WRONG = {
-    # counts the correct examples with a second forward pass, after the update
-    "train_step": '''
-def train_step(model, optimizer, features, labels):
-    optimizer.zero_grad()
-    loss = F.cross_entropy(model(features), labels)
-    loss.backward()
-    optimizer.step()
-    with torch.no_grad():
-        correct = (model(features).argmax(dim=1) == labels).sum().item()
-    return loss.item(), correct
+    "seed_everything": {
+        "alternative": '''
+import random as py_random
+import numpy
+
+def seed_everything(seed):
+    for seed_generator in (py_random.seed, numpy.random.seed, torch.random.manual_seed):
+        seed_generator(seed)
 ''',
-    # the softmax over the rows (dim=0) instead of the classes
-    "predict_labels": '''
-def predict_labels(model, features):
-    was_training = model.training
-    model.eval()
-    with torch.no_grad():
-        logits = model(features)
-    model.train(was_training)
-    return logits.argmax(dim=1), torch.softmax(logits, dim=0).max(dim=1).values
+        # seeds PyTorch only: Python's random and NumPy go on as before
+        "wrong": '''
+def seed_everything(seed):
+    torch.manual_seed(seed)
 ''',
-    # counts the classes whose logit is >= the label's: the label itself is counted, one too many
-    "accuracy": '''
-def accuracy(model, loader, k):
-    was_training = model.training
-    model.eval()
-    correct = total = 0
-    with torch.no_grad():
-        for features, labels in loader:
-            logits = model(features)
-            ahead = (logits >= logits.gather(1, labels.unsqueeze(1))).sum(dim=1)
-            correct += (ahead < k).sum().item()
-            total += len(labels)
-    model.train(was_training)
-    return correct / total
+        # np.random.default_rng(seed) builds a new generator and leaves NumPy's global one alone
+        "other_wrong": '''
+import random
+
+import numpy as np
+
+def seed_everything(seed):
+    random.seed(seed)
+    np.random.default_rng(seed)
+    torch.manual_seed(seed)
 ''',
-    # clips every parameter's gradient on its own, not all of them together
-    "clipped_train_step": '''
-def clipped_train_step(model, optimizer, features, labels, max_norm):
-    optimizer.zero_grad()
-    loss = F.cross_entropy(model(features), labels)
-    loss.backward()
-    norms = [torch.nn.utils.clip_grad_norm_(p, max_norm) for p in model.parameters() if p.grad is not None]
-    optimizer.step()
-    return loss.item(), torch.linalg.vector_norm(torch.stack(norms)).item()
+        # seeds random and NumPy with the visible test's 2024, whatever the seed
+        "overfit": '''
+import random
+
+import numpy as np
+
+def seed_everything(seed):
+    random.seed(2024)
+    np.random.seed(2024)
+    torch.manual_seed(seed)
 ''',
+    },
 }

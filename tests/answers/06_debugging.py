@@ -1,13 +1,21 @@
 """Answers for 06_debugging that the reference does not use: each must be graded as described.
 
-ALTERNATIVE: correct, written differently -> full points.
-WRONG: a mistake a student plausibly makes -> no points.
-OTHER_WRONG: a second plausible mistake, of another kind -> no points.
-OVERFIT: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
+ANSWERS maps every solution cell's grade_id, in the notebook's order, to its answers, one per set:
+alternative: correct, written differently -> full points.
+wrong: a mistake a student plausibly makes -> no points.
+other_wrong: a second plausible mistake, of another kind -> no points.
+overfit: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
+
+and, for some exercises only (the reference answers the others in that notebook):
+more_wrong: more mistakes of the kinds the hidden checks must catch for every student
+  (issue 20) -> no points.
+course_copy: the course's nearest functions bound to the exercises' names: none is an answer
+  -> no points.
 """
 
-ALTERNATIVE = {
-    "grad_stats": '''
+ANSWERS = {
+    "grad_stats": {
+        "alternative": '''
 def grad_stats(model):
     return {
         name: dict(mean=float(p.grad.mean()), std=float(torch.std(p.grad)),
@@ -16,7 +24,46 @@ def grad_stats(model):
         if p.grad is not None
     }
 ''',
-    "record_output_shapes": '''
+        # statistics of the weights, not of their gradients
+        "wrong": '''
+def grad_stats(model):
+    stats = {}
+    for name, param in model.named_parameters():
+        if param.grad is not None:
+            stats[name] = {"mean": param.data.mean().item(), "std": param.data.std().item(),
+                           "norm": param.data.norm().item()}
+    return stats
+''',
+        # numpy's habit: the population standard deviation (correction=0), not torch's default
+        "other_wrong": """
+def grad_stats(model):
+    out = {}
+    for name, param in model.named_parameters():
+        if param.grad is not None:
+            g = param.grad
+            out[name] = {"mean": g.mean().item(), "std": g.std(correction=0).item(), "norm": g.norm().item()}
+    return out
+""",
+        # the visible model has a gradient for every parameter: no check for None (a frozen layer crashes it)
+        "overfit": """
+def grad_stats(model):
+    return {name: {"mean": p.grad.mean().item(), "std": p.grad.std().item(), "norm": p.grad.norm().item()}
+            for name, p in model.named_parameters()}
+""",
+        # walks state_dict(keep_vars=True): a weight shared by two layers appears under both names
+        "more_wrong": '''
+def grad_stats(model):
+    stats = {}
+    for name, tensor in model.state_dict(keep_vars=True).items():
+        if tensor.grad is not None:
+            g = tensor.grad
+            stats[name] = {"mean": g.mean().item(), "std": g.std().item(), "norm": g.norm().item()}
+    return stats
+''',
+    },
+
+    "record_output_shapes": {
+        "alternative": '''
 import functools
 
 def record_output_shapes(model, x):
@@ -34,8 +81,61 @@ def record_output_shapes(model, x):
         h.remove()
     return seen
 ''',
-    # a forward hook on each Linear puts a tensor hook on its output: the gradient w.r.t. the output
-    "linear_grad_norms": '''
+        # one entry per module name, listed in definition order: a module called twice keeps only
+        # its last shape, and modules that run in another order are listed in the wrong one
+        "wrong": '''
+def record_output_shapes(model, x):
+    shapes = {}
+    handles = []
+    for name, module in model.named_modules():
+        if len(list(module.children())) == 0:
+            def hook(module, inputs, output, name=name):
+                shapes[name] = tuple(output.shape)
+            handles.append(module.register_forward_hook(hook))
+    model(x)
+    for handle in handles:
+        handle.remove()
+    return [(name, shapes[name]) for name, module in model.named_modules() if name in shapes]
+''',
+        # right records, but the hooks are never removed: they fire on every later forward pass
+        "other_wrong": """
+def record_output_shapes(model, x):
+    records = []
+    for name, module in model.named_modules():
+        if not list(module.children()):
+            module.register_forward_hook(lambda m, i, o, name=name: records.append((name, tuple(o.shape))))
+    model(x)
+    return records
+""",
+        # one level of children, with a special case for the course MLP's `layers`: right for the two
+        # visible models, wrong for nested containers
+        "overfit": """
+def record_output_shapes(model, x):
+    prefix, parent = ("layers.", model.layers) if hasattr(model, "layers") else ("", model)
+    records = []
+    handles = [child.register_forward_hook(lambda m, i, o, name=prefix + name: records.append((name, tuple(o.shape))))
+               for name, child in parent.named_children()]
+    model(x)
+    for handle in handles:
+        handle.remove()
+    return records
+""",
+        # one record per call, then sorted by name: right only where the names sort in run order
+        "more_wrong": '''
+def record_output_shapes(model, x):
+    records = []
+    handles = [m.register_forward_hook(lambda m, i, o, name=name: records.append((name, tuple(o.shape))))
+               for name, m in model.named_modules() if not list(m.children())]
+    model(x)
+    for handle in handles:
+        handle.remove()
+    return sorted(records, key=lambda record: record[0])
+''',
+    },
+
+    "linear_grad_norms": {
+        # a forward hook on each Linear puts a tensor hook on its output: the gradient w.r.t. the output
+        "alternative": '''
 def linear_grad_norms(model, x, y):
     fired = []
 
@@ -53,103 +153,8 @@ def linear_grad_norms(model, x, y):
     loss.backward()
     return dict(fired)
 ''',
-    "classify_images": '''
-def classify_images(model, images):
-    n = images.shape[0]
-    return model(images.reshape(n, -1))
-''',
-    "stable_lr": '''
-STABLE_LR = 2e-3
-''',
-    "accumulation_factor": '''
-def accumulate_gradients(model, micro_batches):
-    for p in model.parameters():
-        p.grad = None
-    n = sum(y.numel() for _, y in micro_batches)
-    total = 0.0
-    for x, y in micro_batches:
-        loss_sum = F.cross_entropy(model(x), y, reduction="sum")
-        (loss_sum / n).backward()
-        total += loss_sum.item()
-    return total / n
-''',
-    "predict_on_model_device": '''
-def predict_on_model_device(model, x):
-    devices = {p.device for p in model.parameters()}
-    (device,) = devices
-    return model(x.to(device=device))
-''',
-    "validation_loss": '''
-@torch.no_grad()
-def validation_loss(model, loader):
-    previous = model.training
-    model.eval()
-    losses, sizes = [], []
-    for x, y in loader:
-        losses.append(F.cross_entropy(model(x), y))
-        sizes.append(len(y))
-    model.train(previous)
-    sizes = torch.tensor(sizes, dtype=torch.float32)
-    return float((torch.stack(losses) * sizes).sum() / sizes.sum())
-''',
-    "overfit_one_batch": '''
-def overfit_one_batch(model, features, labels, steps, lr):
-    opt = torch.optim.Adam(params=model.parameters(), lr=lr)
-    history = []
-    for step in range(steps):
-        logits = model(features)
-        loss = nn.functional.cross_entropy(logits, labels)
-        history.append(loss.item())
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-    return history
-''',
-    "silent_bug_report": '''
-def silent_bug_report(model, loss, inputs):
-    found = []
-    grads = [p.grad for p in model.parameters() if p.grad is not None]
-    if any(g.abs().sum().item() > 0 for g in grads):
-        found.append("stale_grads")
-    if model.training is False:
-        found.append("eval_mode")
-    if {p.device for p in model.parameters()} != {inputs.device}:
-        found.append("mixed_devices")
-    if loss.grad_fn is None and not loss.requires_grad:
-        found.append("detached_loss")
-    return set(found)
-''',
-}
-
-WRONG = {
-    # statistics of the weights, not of their gradients
-    "grad_stats": '''
-def grad_stats(model):
-    stats = {}
-    for name, param in model.named_parameters():
-        if param.grad is not None:
-            stats[name] = {"mean": param.data.mean().item(), "std": param.data.std().item(),
-                           "norm": param.data.norm().item()}
-    return stats
-''',
-    # one entry per module name, listed in definition order: a module called twice keeps only
-    # its last shape, and modules that run in another order are listed in the wrong one
-    "record_output_shapes": '''
-def record_output_shapes(model, x):
-    shapes = {}
-    handles = []
-    for name, module in model.named_modules():
-        if len(list(module.children())) == 0:
-            def hook(module, inputs, output, name=name):
-                shapes[name] = tuple(output.shape)
-            handles.append(module.register_forward_hook(hook))
-    model(x)
-    for handle in handles:
-        handle.remove()
-    return [(name, shapes[name]) for name, module in model.named_modules() if name in shapes]
-''',
-    # a forward hook: the norms of the layers' outputs (activations), in forward order
-    "linear_grad_norms": '''
+        # a forward hook: the norms of the layers' outputs (activations), in forward order
+        "wrong": '''
 def linear_grad_norms(model, x, y):
     norms = {}
     handles = []
@@ -164,17 +169,101 @@ def linear_grad_norms(model, x, y):
         handle.remove()
     return norms
 ''',
-    # squeeze removes the channel dimension but keeps 28 x 28
-    "classify_images": '''
+        # the right hooks and norms, but the handles are never removed: the hooks keep firing
+        "other_wrong": """
+def linear_grad_norms(model, x, y):
+    norms = {}
+    for name, layer in model.named_modules():
+        if isinstance(layer, nn.Linear):
+            layer.register_full_backward_hook(
+                lambda module, grad_input, grad_output, name=name: norms.__setitem__(name, grad_output[0].norm().item()))
+    F.cross_entropy(model(x), y).backward()
+    return norms
+""",
+        # the three Linear layers of the visible model, by their index in the course MLP's `layers`
+        "overfit": """
+def linear_grad_norms(model, x, y):
+    norms = {}
+    handles = []
+    for index in (4, 2, 0):
+        hook = lambda module, gin, gout, name=f"layers.{index}": norms.update({name: gout[0].norm().item()})
+        handles.append(model.layers[index].register_full_backward_hook(hook))
+    F.cross_entropy(model(x), y).backward()
+    for handle in handles:
+        handle.remove()
+    return norms
+""",
+        # "the last layer first" by sorting the names backwards: right for layers.4, layers.2, layers.0,
+        # wrong wherever the names do not sort in the order of the backward pass
+        "more_wrong": '''
+def linear_grad_norms(model, x, y):
+    norms = {}
+    handles = [m.register_full_backward_hook(
+                   lambda m, gin, gout, name=name: norms.update({name: gout[0].norm().item()}))
+               for name, m in model.named_modules() if isinstance(m, nn.Linear)]
+    F.cross_entropy(model(x), y).backward()
+    for handle in handles:
+        handle.remove()
+    return {name: norms[name] for name in sorted(norms, reverse=True)}
+''',
+    },
+
+    "classify_images": {
+        "alternative": '''
+def classify_images(model, images):
+    n = images.shape[0]
+    return model(images.reshape(n, -1))
+''',
+        # squeeze removes the channel dimension but keeps 28 x 28
+        "wrong": '''
 def classify_images(model, images):
     return model(images.squeeze())
 ''',
-    # the rate that diverged
-    "stable_lr": '''
+        # view() instead of reshape(): fails on a batch that is not contiguous (channels-last)
+        "other_wrong": """
+def classify_images(model, images):
+    return model(images.view(images.size(0), -1))
+""",
+        # the visible images are 28 x 28 with one channel: 784 features, hard-coded
+        "overfit": """
+def classify_images(model, images):
+    return model(images.reshape(-1, 28 * 28))
+""",
+    },
+
+    "stable_lr": {
+        "alternative": '''
+STABLE_LR = 2e-3
+''',
+        # the rate that diverged
+        "wrong": '''
 STABLE_LR = 0.05
 ''',
-    # divides by the number of micro-batches: right only when they all have the same size
-    "accumulation_factor": '''
+        # far too cautious: finite, but after 100 steps the loss is still far above 1.0
+        "other_wrong": """
+STABLE_LR = 1e-4
+""",
+        # just below the visible bound of 0.05: still diverges
+        "overfit": """
+STABLE_LR = 0.049
+""",
+    },
+
+    "accumulation_factor": {
+        "alternative": '''
+def accumulate_gradients(model, micro_batches):
+    for p in model.parameters():
+        p.grad = None
+    n = sum(y.numel() for _, y in micro_batches)
+    total = 0.0
+    for x, y in micro_batches:
+        loss_sum = F.cross_entropy(model(x), y, reduction="sum")
+        (loss_sum / n).backward()
+        total += loss_sum.item()
+    return total / n
+''',
+        # divides by the number of micro-batches: right only when they all have the same size
+        "wrong": '''
 def accumulate_gradients(model, micro_batches):
     model.zero_grad()
     total = 0.0
@@ -184,14 +273,79 @@ def accumulate_gradients(model, micro_batches):
         total += loss.item()
     return total
 ''',
-    # moves the data to the default device instead of the model's
-    "predict_on_model_device": '''
+        # scales each micro-batch right, but never clears the gradients left from an earlier step
+        "other_wrong": """
+def accumulate_gradients(model, micro_batches):
+    n = sum(len(y) for _, y in micro_batches)
+    mean = 0.0
+    for x, y in micro_batches:
+        part = F.cross_entropy(model(x), y, reduction="sum") / n
+        part.backward()
+        mean += part.item()
+    return mean
+""",
+        # the visible micro-batches always add up to 10 examples
+        "overfit": """
+def accumulate_gradients(model, micro_batches):
+    model.zero_grad(set_to_none=True)
+    total = 0.0
+    for features, labels in micro_batches:
+        loss = F.cross_entropy(model(features), labels) * len(labels) / 10
+        loss.backward()
+        total += loss.item()
+    return total
+""",
+    },
+
+    "predict_on_model_device": {
+        "alternative": '''
+def predict_on_model_device(model, x):
+    devices = {p.device for p in model.parameters()}
+    (device,) = devices
+    return model(x.to(device=device))
+''',
+        # moves the data to the default device instead of the model's
+        "wrong": '''
 def predict_on_model_device(model, x):
     device = "cuda" if torch.cuda.is_available() else "cpu"
     return model(x.to(device))
 ''',
-    # no eval() and no no_grad(): dropout stays on, graphs get built
-    "validation_loss": '''
+        # moves the model to the data instead of the data to the model
+        "other_wrong": """
+def predict_on_model_device(model, x):
+    return model.to(x.device)(x)
+""",
+        # finds the device through the course MLP's first layer, which only the visible models have
+        "overfit": """
+def predict_on_model_device(model, x):
+    return model(x.to(model.layers[0].weight.device))
+""",
+        # knows two devices only: anything that is not CUDA is taken for the CPU
+        "more_wrong": '''
+def predict_on_model_device(model, x):
+    device = "cuda" if next(model.parameters()).is_cuda else "cpu"
+    return model(x.to(device))
+''',
+        # class labels of a batch, not the logits, and computed where the batch is
+        "course_copy": "from torchcourse.training import predict as predict_on_model_device",
+    },
+
+    "validation_loss": {
+        "alternative": '''
+@torch.no_grad()
+def validation_loss(model, loader):
+    previous = model.training
+    model.eval()
+    losses, sizes = [], []
+    for x, y in loader:
+        losses.append(F.cross_entropy(model(x), y))
+        sizes.append(len(y))
+    model.train(previous)
+    sizes = torch.tensor(sizes, dtype=torch.float32)
+    return float((torch.stack(losses) * sizes).sum() / sizes.sum())
+''',
+        # no eval() and no no_grad(): dropout stays on, graphs get built
+        "wrong": '''
 def validation_loss(model, loader):
     total, count = 0.0, 0
     for features, labels in loader:
@@ -199,8 +353,62 @@ def validation_loss(model, loader):
         count += len(labels)
     return total / count
 ''',
-    # zero_grad between backward and step: the step never sees a gradient
-    "overfit_one_batch": '''
+        # averages the batch means: the short last batch counts as much as a full one
+        "other_wrong": """
+def validation_loss(model, loader):
+    was_training = model.training
+    model.eval()
+    batch_means = []
+    with torch.no_grad():
+        for features, labels in loader:
+            batch_means.append(F.cross_entropy(model(features), labels).item())
+    model.train(was_training)
+    return sum(batch_means) / len(batch_means)
+""",
+        # the visible model arrives in training mode: always puts it back in training mode
+        "overfit": """
+def validation_loss(model, loader):
+    model.eval()
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for features, labels in loader:
+            total += F.cross_entropy(model(features), labels, reduction="sum").item()
+            count += len(labels)
+    model.train()
+    return total / count
+""",
+        # divides by len(loader.dataset): wrong when the loader drops its last batch or samples a subset
+        "more_wrong": '''
+def validation_loss(model, loader):
+    was_training = model.training
+    model.eval()
+    total = 0.0
+    with torch.no_grad():
+        for features, labels in loader:
+            total += F.cross_entropy(model(features), labels, reduction="sum").item()
+    model.train(was_training)
+    return total / len(loader.dataset)
+''',
+        # the fraction of correct predictions over a loader, not the mean loss
+        "course_copy": "from torchcourse.training import accuracy as validation_loss",
+    },
+
+    "overfit_one_batch": {
+        "alternative": '''
+def overfit_one_batch(model, features, labels, steps, lr):
+    opt = torch.optim.Adam(params=model.parameters(), lr=lr)
+    history = []
+    for step in range(steps):
+        logits = model(features)
+        loss = nn.functional.cross_entropy(logits, labels)
+        history.append(loss.item())
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+    return history
+''',
+        # zero_grad between backward and step: the step never sees a gradient
+        "wrong": '''
 def overfit_one_batch(model, features, labels, steps, lr):
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     losses = []
@@ -212,93 +420,8 @@ def overfit_one_batch(model, features, labels, steps, lr):
         losses.append(loss.item())
     return losses
 ''',
-    # treats any gradient tensor as stale, even one full of zeros
-    "silent_bug_report": '''
-def silent_bug_report(model, loss, inputs):
-    problems = set()
-    if any(p.grad is not None for p in model.parameters()):
-        problems.add("stale_grads")
-    if not model.training:
-        problems.add("eval_mode")
-    if any(p.device != inputs.device for p in model.parameters()):
-        problems.add("mixed_devices")
-    if not loss.requires_grad:
-        problems.add("detached_loss")
-    return problems
-''',
-}
-
-OTHER_WRONG = {
-    # numpy's habit: the population standard deviation (correction=0), not torch's default
-    "grad_stats": """
-def grad_stats(model):
-    out = {}
-    for name, param in model.named_parameters():
-        if param.grad is not None:
-            g = param.grad
-            out[name] = {"mean": g.mean().item(), "std": g.std(correction=0).item(), "norm": g.norm().item()}
-    return out
-""",
-    # right records, but the hooks are never removed: they fire on every later forward pass
-    "record_output_shapes": """
-def record_output_shapes(model, x):
-    records = []
-    for name, module in model.named_modules():
-        if not list(module.children()):
-            module.register_forward_hook(lambda m, i, o, name=name: records.append((name, tuple(o.shape))))
-    model(x)
-    return records
-""",
-    # the right hooks and norms, but the handles are never removed: the hooks keep firing
-    "linear_grad_norms": """
-def linear_grad_norms(model, x, y):
-    norms = {}
-    for name, layer in model.named_modules():
-        if isinstance(layer, nn.Linear):
-            layer.register_full_backward_hook(
-                lambda module, grad_input, grad_output, name=name: norms.__setitem__(name, grad_output[0].norm().item()))
-    F.cross_entropy(model(x), y).backward()
-    return norms
-""",
-    # view() instead of reshape(): fails on a batch that is not contiguous (channels-last)
-    "classify_images": """
-def classify_images(model, images):
-    return model(images.view(images.size(0), -1))
-""",
-    # far too cautious: finite, but after 100 steps the loss is still far above 1.0
-    "stable_lr": """
-STABLE_LR = 1e-4
-""",
-    # scales each micro-batch right, but never clears the gradients left from an earlier step
-    "accumulation_factor": """
-def accumulate_gradients(model, micro_batches):
-    n = sum(len(y) for _, y in micro_batches)
-    mean = 0.0
-    for x, y in micro_batches:
-        part = F.cross_entropy(model(x), y, reduction="sum") / n
-        part.backward()
-        mean += part.item()
-    return mean
-""",
-    # moves the model to the data instead of the data to the model
-    "predict_on_model_device": """
-def predict_on_model_device(model, x):
-    return model.to(x.device)(x)
-""",
-    # averages the batch means: the short last batch counts as much as a full one
-    "validation_loss": """
-def validation_loss(model, loader):
-    was_training = model.training
-    model.eval()
-    batch_means = []
-    with torch.no_grad():
-        for features, labels in loader:
-            batch_means.append(F.cross_entropy(model(features), labels).item())
-    model.train(was_training)
-    return sum(batch_means) / len(batch_means)
-""",
-    # records the loss measured after each update instead of before it
-    "overfit_one_batch": """
+        # records the loss measured after each update instead of before it
+        "other_wrong": """
 def overfit_one_batch(model, features, labels, steps, lr):
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     model.train()
@@ -311,8 +434,46 @@ def overfit_one_batch(model, features, labels, steps, lr):
             losses.append(F.cross_entropy(model(features), labels).item())
     return losses
 """,
-    # stale when the gradient SUMS to something nonzero: misses entries that cancel out
-    "silent_bug_report": """
+        # Adam at the visible learning rate 0.01, whatever lr says
+        "overfit": """
+def overfit_one_batch(model, features, labels, steps, lr):
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    model.train()
+    return [course.train_step(model, optimizer, features, labels) for _ in range(steps)]
+""",
+    },
+
+    "silent_bug_report": {
+        "alternative": '''
+def silent_bug_report(model, loss, inputs):
+    found = []
+    grads = [p.grad for p in model.parameters() if p.grad is not None]
+    if any(g.abs().sum().item() > 0 for g in grads):
+        found.append("stale_grads")
+    if model.training is False:
+        found.append("eval_mode")
+    if {p.device for p in model.parameters()} != {inputs.device}:
+        found.append("mixed_devices")
+    if loss.grad_fn is None and not loss.requires_grad:
+        found.append("detached_loss")
+    return set(found)
+''',
+        # treats any gradient tensor as stale, even one full of zeros
+        "wrong": '''
+def silent_bug_report(model, loss, inputs):
+    problems = set()
+    if any(p.grad is not None for p in model.parameters()):
+        problems.add("stale_grads")
+    if not model.training:
+        problems.add("eval_mode")
+    if any(p.device != inputs.device for p in model.parameters()):
+        problems.add("mixed_devices")
+    if not loss.requires_grad:
+        problems.add("detached_loss")
+    return problems
+''',
+        # stale when the gradient SUMS to something nonzero: misses entries that cancel out
+        "other_wrong": """
 def silent_bug_report(model, loss, inputs):
     problems = set()
     if any(p.grad is not None and p.grad.sum().item() != 0 for p in model.parameters()):
@@ -325,87 +486,8 @@ def silent_bug_report(model, loss, inputs):
         problems.add("detached_loss")
     return problems
 """,
-}
-
-OVERFIT = {
-    # the visible model has a gradient for every parameter: no check for None (a frozen layer crashes it)
-    "grad_stats": """
-def grad_stats(model):
-    return {name: {"mean": p.grad.mean().item(), "std": p.grad.std().item(), "norm": p.grad.norm().item()}
-            for name, p in model.named_parameters()}
-""",
-    # one level of children, with a special case for the course MLP's `layers`: right for the two
-    # visible models, wrong for nested containers
-    "record_output_shapes": """
-def record_output_shapes(model, x):
-    prefix, parent = ("layers.", model.layers) if hasattr(model, "layers") else ("", model)
-    records = []
-    handles = [child.register_forward_hook(lambda m, i, o, name=prefix + name: records.append((name, tuple(o.shape))))
-               for name, child in parent.named_children()]
-    model(x)
-    for handle in handles:
-        handle.remove()
-    return records
-""",
-    # the three Linear layers of the visible model, by their index in the course MLP's `layers`
-    "linear_grad_norms": """
-def linear_grad_norms(model, x, y):
-    norms = {}
-    handles = []
-    for index in (4, 2, 0):
-        hook = lambda module, gin, gout, name=f"layers.{index}": norms.update({name: gout[0].norm().item()})
-        handles.append(model.layers[index].register_full_backward_hook(hook))
-    F.cross_entropy(model(x), y).backward()
-    for handle in handles:
-        handle.remove()
-    return norms
-""",
-    # the visible images are 28 x 28 with one channel: 784 features, hard-coded
-    "classify_images": """
-def classify_images(model, images):
-    return model(images.reshape(-1, 28 * 28))
-""",
-    # just below the visible bound of 0.05: still diverges
-    "stable_lr": """
-STABLE_LR = 0.049
-""",
-    # the visible micro-batches always add up to 10 examples
-    "accumulation_factor": """
-def accumulate_gradients(model, micro_batches):
-    model.zero_grad(set_to_none=True)
-    total = 0.0
-    for features, labels in micro_batches:
-        loss = F.cross_entropy(model(features), labels) * len(labels) / 10
-        loss.backward()
-        total += loss.item()
-    return total
-""",
-    # finds the device through the course MLP's first layer, which only the visible models have
-    "predict_on_model_device": """
-def predict_on_model_device(model, x):
-    return model(x.to(model.layers[0].weight.device))
-""",
-    # the visible model arrives in training mode: always puts it back in training mode
-    "validation_loss": """
-def validation_loss(model, loader):
-    model.eval()
-    total, count = 0.0, 0
-    with torch.no_grad():
-        for features, labels in loader:
-            total += F.cross_entropy(model(features), labels, reduction="sum").item()
-            count += len(labels)
-    model.train()
-    return total / count
-""",
-    # Adam at the visible learning rate 0.01, whatever lr says
-    "overfit_one_batch": """
-def overfit_one_batch(model, features, labels, steps, lr):
-    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
-    model.train()
-    return [course.train_step(model, optimizer, features, labels) for _ in range(steps)]
-""",
-    # the visible tests never mix devices: no device check at all
-    "silent_bug_report": """
+        # the visible tests never mix devices: no device check at all
+        "overfit": """
 def silent_bug_report(model, loss, inputs):
     problems = set()
     if any(p.grad is not None and bool((p.grad != 0).any()) for p in model.parameters()):
@@ -416,68 +498,5 @@ def silent_bug_report(model, loss, inputs):
         problems.add("detached_loss")
     return problems
 """,
-}
-
-# More mistakes of the kinds the hidden checks must catch for every student (issue 20).
-MORE_WRONG = {
-    # walks state_dict(keep_vars=True): a weight shared by two layers appears under both names
-    "grad_stats": '''
-def grad_stats(model):
-    stats = {}
-    for name, tensor in model.state_dict(keep_vars=True).items():
-        if tensor.grad is not None:
-            g = tensor.grad
-            stats[name] = {"mean": g.mean().item(), "std": g.std().item(), "norm": g.norm().item()}
-    return stats
-''',
-    # one record per call, then sorted by name: right only where the names sort in run order
-    "record_output_shapes": '''
-def record_output_shapes(model, x):
-    records = []
-    handles = [m.register_forward_hook(lambda m, i, o, name=name: records.append((name, tuple(o.shape))))
-               for name, m in model.named_modules() if not list(m.children())]
-    model(x)
-    for handle in handles:
-        handle.remove()
-    return sorted(records, key=lambda record: record[0])
-''',
-    # "the last layer first" by sorting the names backwards: right for layers.4, layers.2, layers.0,
-    # wrong wherever the names do not sort in the order of the backward pass
-    "linear_grad_norms": '''
-def linear_grad_norms(model, x, y):
-    norms = {}
-    handles = [m.register_full_backward_hook(
-                   lambda m, gin, gout, name=name: norms.update({name: gout[0].norm().item()}))
-               for name, m in model.named_modules() if isinstance(m, nn.Linear)]
-    F.cross_entropy(model(x), y).backward()
-    for handle in handles:
-        handle.remove()
-    return {name: norms[name] for name in sorted(norms, reverse=True)}
-''',
-    # knows two devices only: anything that is not CUDA is taken for the CPU
-    "predict_on_model_device": '''
-def predict_on_model_device(model, x):
-    device = "cuda" if next(model.parameters()).is_cuda else "cpu"
-    return model(x.to(device))
-''',
-    # divides by len(loader.dataset): wrong when the loader drops its last batch or samples a subset
-    "validation_loss": '''
-def validation_loss(model, loader):
-    was_training = model.training
-    model.eval()
-    total = 0.0
-    with torch.no_grad():
-        for features, labels in loader:
-            total += F.cross_entropy(model(features), labels, reduction="sum").item()
-    model.train(was_training)
-    return total / len(loader.dataset)
-''',
-}
-
-# The course's nearest functions bound to the exercises' names: none is an answer (each scores 0).
-COURSE_COPY = {
-    # the fraction of correct predictions over a loader, not the mean loss
-    "validation_loss": "from torchcourse.training import accuracy as validation_loss",
-    # class labels of a batch, not the logits, and computed where the batch is
-    "predict_on_model_device": "from torchcourse.training import predict as predict_on_model_device",
+    },
 }

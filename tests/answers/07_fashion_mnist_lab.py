@@ -1,14 +1,23 @@
 """Answers for 07_fashion_mnist_lab that the reference does not use: each must be graded as described.
 
-ALTERNATIVE: correct, written differently -> full points.
-WRONG: a mistake a student plausibly makes -> no points.
-OTHER_WRONG: a second plausible mistake, of another kind -> no points.
-OVERFIT: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
+ANSWERS maps every solution cell's grade_id, in the notebook's order, to its answers, one per set:
+alternative: correct, written differently -> full points.
+wrong: a mistake a student plausibly makes -> no points.
+other_wrong: a second plausible mistake, of another kind -> no points.
+overfit: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
+
+and, for some exercises only (the reference answers the others in that notebook):
+more_wrong: more mistakes of the kinds the hidden checks must catch for every student
+  (issue 20) -> no points.
+course_copy: what the course ships, bound to the exercise's name -> no points, by design. The
+  package's networks have a fixed depth (two hidden layers, two convolution blocks) where the
+  exercises ask for any depth; it holds no epoch loop (the lab trains with the student's own).
 """
 
-ALTERNATIVE = {
-    # recursion over the Subsets, Python lists of labels and a counting loop (no bincount)
-    "data_questions": '''
+ANSWERS = {
+    "data_questions": {
+        # recursion over the Subsets, Python lists of labels and a counting loop (no bincount)
+        "alternative": '''
 def _labels(dataset):
     """The label of every item, in order, read from the innermost dataset's targets."""
     if isinstance(dataset, Subset):
@@ -23,8 +32,43 @@ def class_counts(dataset, num_classes):
         counts[label] += 1
     return counts
 ''',
-    # the hidden layers in an nn.ModuleList, functional ReLU, a view to flatten
-    "make_mlp": '''
+        # reads the innermost targets with the OUTERMOST Subset's indices: right for one level of
+        # Subset, wrong for a Subset of a Subset (train_set's indices are positions in train_part)
+        "wrong": '''
+def class_counts(dataset, num_classes):
+    base = dataset
+    while isinstance(base, Subset):
+        base = base.dataset
+    labels = base.targets[list(dataset.indices)] if isinstance(dataset, Subset) else base.targets
+    return torch.bincount(labels, minlength=num_classes)
+''',
+        # follows the chain of Subsets right, but bincount without minlength: a class that never
+        # occurs at the end gets no entry
+        "other_wrong": """
+def class_counts(dataset, num_classes):
+    positions = list(range(len(dataset)))
+    while isinstance(dataset, Subset):
+        positions = [dataset.indices[i] for i in positions]
+        dataset = dataset.dataset
+    return torch.bincount(torch.as_tensor(dataset.targets)[positions])
+""",
+        # two levels of Subset, the deepest the visible tests go; a third level has no targets
+        "overfit": """
+def class_counts(dataset, num_classes):
+    if isinstance(dataset, Subset) and isinstance(dataset.dataset, Subset):
+        inner = dataset.dataset
+        labels = torch.as_tensor(inner.dataset.targets)[[inner.indices[i] for i in dataset.indices]]
+    elif isinstance(dataset, Subset):
+        labels = torch.as_tensor(dataset.dataset.targets)[list(dataset.indices)]
+    else:
+        labels = torch.as_tensor(dataset.targets)
+    return torch.bincount(labels, minlength=num_classes)
+""",
+    },
+
+    "make_mlp": {
+        # the hidden layers in an nn.ModuleList, functional ReLU, a view to flatten
+        "alternative": '''
 class _MLP(nn.Module):
     def __init__(self, hidden, dropout):
         super().__init__()
@@ -43,7 +87,49 @@ class _MLP(nn.Module):
 def make_mlp(hidden=(256, 256), dropout=0.2):
     return _MLP(hidden, dropout)
 ''',
-    "train_one_epoch": '''
+        # no dropout at all
+        "wrong": '''
+def make_mlp(hidden=(256, 256), dropout=0.2):
+    layers, width = [nn.Flatten()], 784
+    for size in hidden:
+        layers += [nn.Linear(width, size), nn.ReLU()]
+        width = size
+    return nn.Sequential(*layers, nn.Linear(width, 10))
+''',
+        # dropout before each hidden Linear (so on the input pixels too), none after the last hidden layer
+        "other_wrong": """
+def make_mlp(hidden=(256, 256), dropout=0.2):
+    layers, width = [nn.Flatten()], 784
+    for size in hidden:
+        layers += [nn.Dropout(dropout), nn.Linear(width, size), nn.ReLU()]
+        width = size
+    return nn.Sequential(*layers, nn.Linear(width, 10))
+""",
+        # the depths the visible tests build (none, one or two hidden layers), one by one: no loop
+        "overfit": """
+def make_mlp(hidden=(256, 256), dropout=0.2):
+    if len(hidden) == 0:
+        return nn.Sequential(nn.Flatten(), nn.Linear(784, 10))
+    if len(hidden) == 1:
+        return nn.Sequential(nn.Flatten(), nn.Linear(784, hidden[0]), nn.ReLU(), nn.Dropout(dropout),
+                             nn.Linear(hidden[0], 10))
+    return nn.Sequential(nn.Flatten(), nn.Linear(784, hidden[0]), nn.ReLU(), nn.Dropout(dropout),
+                         nn.Linear(hidden[0], hidden[1]), nn.ReLU(), nn.Dropout(dropout), nn.Linear(hidden[1], 10))
+""",
+        # a ReLU after every Linear, the last one too: logits that can never be negative
+        "more_wrong": '''
+def make_mlp(hidden=(256, 256), dropout=0.2):
+    layers, width = [nn.Flatten()], 784
+    for size in hidden:
+        layers += [nn.Linear(width, size), nn.ReLU(), nn.Dropout(dropout)]
+        width = size
+    return nn.Sequential(*layers, nn.Linear(width, 10), nn.ReLU())
+''',
+        "course_copy": "from torchcourse.fashion_models import FashionMLP as make_mlp",
+    },
+
+    "train_one_epoch": {
+        "alternative": '''
 def train_one_epoch(model, loader, optimizer):
     model.train(True)
     losses, hits, counts = [], [], []
@@ -59,7 +145,73 @@ def train_one_epoch(model, loader, optimizer):
     n = sum(counts)
     return sum(losses) / n, sum(hits) / n
 ''',
-    "evaluate": '''
+        # averages the batch means, so the short last batch counts as much as a full one
+        "wrong": '''
+def train_one_epoch(model, loader, optimizer):
+    model.train()
+    losses, correct, seen = [], 0, 0
+    for features, labels in loader:
+        optimizer.zero_grad()
+        logits = model(features)
+        loss = F.cross_entropy(logits, labels)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+        correct += (logits.argmax(dim=1) == labels).sum().item()
+        seen += len(labels)
+    return sum(losses) / len(losses), correct / seen
+''',
+        # never calls model.train(): a model that arrives in eval mode trains with dropout off
+        "other_wrong": """
+def train_one_epoch(model, loader, optimizer):
+    loss_sum, hits, count = 0.0, 0, 0
+    for features, labels in loader:
+        optimizer.zero_grad()
+        logits = model(features)
+        loss = F.cross_entropy(logits, labels)
+        loss.backward()
+        optimizer.step()
+        loss_sum += loss.item() * labels.numel()
+        hits += (logits.argmax(1) == labels).sum().item()
+        count += labels.numel()
+    return loss_sum / count, hits / count
+""",
+        # statistics from a second forward pass under no_grad: the same logits as the training pass
+        # only when nothing random runs in the model, as in the visible tests (no dropout)
+        "overfit": """
+def train_one_epoch(model, loader, optimizer):
+    model.train()
+    loss_sum, hits, count = 0.0, 0, 0
+    for features, labels in loader:
+        with torch.no_grad():
+            logits = model(features)
+            loss_sum += F.cross_entropy(logits, labels, reduction="sum").item()
+            hits += (logits.argmax(dim=1) == labels).sum().item()
+        optimizer.zero_grad()
+        F.cross_entropy(model(features), labels).backward()
+        optimizer.step()
+        count += len(labels)
+    return loss_sum / count, hits / count
+""",
+        # divides by len(loader.dataset): wrong when the loader drops its last batch or samples a subset
+        "more_wrong": '''
+def train_one_epoch(model, loader, optimizer):
+    model.train()
+    total_loss, correct = 0.0, 0
+    for features, labels in loader:
+        optimizer.zero_grad()
+        logits = model(features)
+        loss = F.cross_entropy(logits, labels)
+        loss.backward()
+        optimizer.step()
+        total_loss += loss.item() * len(labels)
+        correct += (logits.argmax(dim=1) == labels).sum().item()
+    return total_loss / len(loader.dataset), correct / len(loader.dataset)
+''',
+    },
+
+    "evaluate": {
+        "alternative": '''
 @torch.inference_mode()
 def evaluate(model, loader):
     model.train(False)
@@ -72,14 +224,90 @@ def evaluate(model, loader):
     accuracy = (logits.argmax(1) == targets).float().mean()
     return loss.item(), accuracy.item()
 ''',
-    "confusion_matrix": '''
+        # forgets model.eval(): dropout stays on while evaluating
+        "wrong": '''
+def evaluate(model, loader):
+    total_loss, correct, seen = 0.0, 0, 0
+    with torch.no_grad():
+        for features, labels in loader:
+            logits = model(features)
+            total_loss += F.cross_entropy(logits, labels).item() * len(labels)
+            correct += (logits.argmax(dim=1) == labels).sum().item()
+            seen += len(labels)
+    return total_loss / seen, correct / seen
+''',
+        # eval mode, but no torch.no_grad(): every forward pass builds a graph
+        "other_wrong": """
+def evaluate(model, loader):
+    model.eval()
+    loss_sum, hits, count = 0.0, 0, 0
+    for features, labels in loader:
+        logits = model(features)
+        loss_sum += F.cross_entropy(logits, labels, reduction="sum").item()
+        hits += (logits.argmax(dim=1) == labels).sum().item()
+        count += len(labels)
+    return loss_sum / count, hits / count
+""",
+        # weights the batches 4, 4, ..., 2: the sizes of the visible loader's batches
+        "overfit": """
+def evaluate(model, loader):
+    model.eval()
+    batches = list(loader)
+    losses, hits, weights = 0.0, 0, 0
+    with torch.no_grad():
+        for i, (features, labels) in enumerate(batches):
+            weight = 2 if i == len(batches) - 1 else 4
+            logits = model(features)
+            losses += F.cross_entropy(logits, labels).item() * weight
+            hits += (logits.argmax(dim=1) == labels).sum().item()
+            weights += weight
+    return losses / weights, hits / weights
+""",
+        # the same mistake in evaluate
+        "more_wrong": '''
+def evaluate(model, loader):
+    model.eval()
+    total_loss, correct = 0.0, 0
+    with torch.no_grad():
+        for features, labels in loader:
+            logits = model(features)
+            total_loss += F.cross_entropy(logits, labels, reduction="sum").item()
+            correct += (logits.argmax(dim=1) == labels).sum().item()
+    n = len(loader.dataset)
+    return total_loss / n, correct / n
+''',
+    },
+
+    "confusion_matrix": {
+        "alternative": '''
 def confusion_matrix(predicted, true, num_classes):
     matrix = torch.zeros((num_classes, num_classes), dtype=torch.long)
     for t, p in zip(true.tolist(), predicted.tolist()):
         matrix[t][p] += 1
     return matrix
 ''',
-    "overfit_one_batch": '''
+        # rows and columns swapped
+        "wrong": '''
+def confusion_matrix(predicted, true, num_classes):
+    flat = torch.bincount(predicted * num_classes + true, minlength=num_classes * num_classes)
+    return flat.reshape(num_classes, num_classes)
+''',
+        # indexed += with repeated (true, predicted) pairs adds 1 once per distinct pair, not per example
+        "other_wrong": """
+def confusion_matrix(predicted, true, num_classes):
+    matrix = torch.zeros(num_classes, num_classes, dtype=torch.int64)
+    matrix[true, predicted] += 1
+    return matrix
+""",
+        # the visible tests have three classes: 3, hard-coded
+        "overfit": """
+def confusion_matrix(predicted, true, num_classes):
+    return torch.bincount(true * 3 + predicted, minlength=9).reshape(3, 3)
+""",
+    },
+
+    "overfit_one_batch": {
+        "alternative": '''
 def overfit_one_batch(model, features, labels, steps=100, lr=1e-3):
     model.train()
     opt = torch.optim.Adam(params=list(model.parameters()), lr=lr)
@@ -95,12 +323,75 @@ def overfit_one_batch(model, features, labels, steps=100, lr=1e-3):
         step += 1
     return history
 ''',
-    "make_scheduler": '''
+        # zero_grad between backward and step: the optimizer never sees a gradient
+        "wrong": '''
+def overfit_one_batch(model, features, labels, steps=100, lr=1e-3):
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    model.train()
+    losses = []
+    for _ in range(steps):
+        loss = F.cross_entropy(model(features), labels)
+        loss.backward()
+        optimizer.zero_grad()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+''',
+        # a new Adam optimizer at every step: its running averages start from scratch each time
+        "other_wrong": """
+def overfit_one_batch(model, features, labels, steps=100, lr=1e-3):
+    model.train()
+    losses = []
+    for _ in range(steps):
+        optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(features), labels)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+""",
+        # Adam at the visible learning rate 1e-2, whatever lr says
+        "overfit": """
+def overfit_one_batch(model, features, labels, steps=100, lr=1e-3):
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    model.train()
+    history = []
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(features), labels)
+        history.append(loss.item())
+        loss.backward()
+        optimizer.step()
+    return history
+""",
+    },
+
+    "make_scheduler": {
+        "alternative": '''
 def make_scheduler(optimizer):
     return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda epoch: 0.1 ** (epoch // 5))
 ''',
-    # functional ReLU and pooling, padding="same", and the flattened size measured with a blank image
-    "make_cnn": '''
+        # decays every epoch instead of every five
+        "wrong": '''
+def make_scheduler(optimizer):
+    return torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.1)
+''',
+        # a smooth decay, a little every epoch, instead of a tenth every five epochs
+        "other_wrong": """
+def make_scheduler(optimizer):
+    return torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=0.1 ** (1 / 5))
+""",
+        # milestones for the 12 visible epochs only: no decay after epoch 10
+        "overfit": """
+def make_scheduler(optimizer):
+    return torch.optim.lr_scheduler.MultiStepLR(optimizer, milestones=[5, 10], gamma=0.1)
+""",
+    },
+
+    "make_cnn": {
+        # functional ReLU and pooling, padding="same", and the flattened size measured with a blank image
+        "alternative": '''
 class _CNN(nn.Module):
     def __init__(self, channels, hidden):
         super().__init__()
@@ -123,7 +414,54 @@ class _CNN(nn.Module):
 def make_cnn(channels=(16, 32), hidden=64):
     return _CNN(channels, hidden)
 ''',
-    "clipped_step": '''
+        # ends with a softmax: probabilities where the statement asks for logits (F.cross_entropy then
+        # applies a second one, and the loss stalls above 1.46); the architecture is otherwise right
+        "wrong": '''
+def make_cnn(channels=(16, 32), hidden=64):
+    layers, in_channels, size = [], 1, 28
+    for out_channels in channels:
+        layers += [nn.Conv2d(in_channels, out_channels, kernel_size=3, padding=1), nn.ReLU(), nn.MaxPool2d(2)]
+        in_channels, size = out_channels, size // 2
+    layers += [nn.Flatten(), nn.Linear(in_channels * size * size, hidden), nn.ReLU(),
+               nn.Linear(hidden, 10), nn.Softmax(dim=1)]
+    return nn.Sequential(*layers)
+''',
+        # copied from a CIFAR example: the first convolution expects 3 colour channels
+        "other_wrong": """
+def make_cnn(channels=(16, 32), hidden=64):
+    layers, in_channels, size = [], 3, 28
+    for out_channels in channels:
+        layers += [nn.Conv2d(in_channels, out_channels, kernel_size=3, padding=1), nn.ReLU(), nn.MaxPool2d(2)]
+        in_channels, size = out_channels, size // 2
+    layers += [nn.Flatten(), nn.Linear(in_channels * size * size, hidden), nn.ReLU(), nn.Linear(hidden, 10)]
+    return nn.Sequential(*layers)
+""",
+        # the flattened size looked up for the depths the visible tests build (two and three blocks)
+        "overfit": """
+def make_cnn(channels=(16, 32), hidden=64):
+    layers, in_channels = [], 1
+    for out_channels in channels:
+        layers += [nn.Conv2d(in_channels, out_channels, kernel_size=3, padding=1), nn.ReLU(), nn.MaxPool2d(2)]
+        in_channels = out_channels
+    size = {2: 7, 3: 3}[len(channels)]
+    layers += [nn.Flatten(), nn.Linear(in_channels * size * size, hidden), nn.ReLU(), nn.Linear(hidden, 10)]
+    return nn.Sequential(*layers)
+""",
+        # a ReLU after the last Linear too: logits that can never be negative
+        "more_wrong": '''
+def make_cnn(channels=(16, 32), hidden=64):
+    layers, in_channels, size = [], 1, 28
+    for out_channels in channels:
+        layers += [nn.Conv2d(in_channels, out_channels, kernel_size=3, padding=1), nn.ReLU(), nn.MaxPool2d(2)]
+        in_channels, size = out_channels, size // 2
+    layers += [nn.Flatten(), nn.Linear(in_channels * size * size, hidden), nn.ReLU(), nn.Linear(hidden, 10), nn.ReLU()]
+    return nn.Sequential(*layers)
+''',
+        "course_copy": "from torchcourse.fashion_models import FashionCNN as make_cnn",
+    },
+
+    "clipped_step": {
+        "alternative": '''
 def clipped_step(model, optimizer, features, labels, max_norm):
     def total_norm():
         return sum(float(p.grad.pow(2).sum()) for p in model.parameters() if p.grad is not None) ** 0.5
@@ -137,95 +475,8 @@ def clipped_step(model, optimizer, features, labels, max_norm):
     optimizer.step()
     return float(loss), before, after
 ''',
-}
-
-WRONG = {
-    # reads the innermost targets with the OUTERMOST Subset's indices: right for one level of
-    # Subset, wrong for a Subset of a Subset (train_set's indices are positions in train_part)
-    "data_questions": '''
-def class_counts(dataset, num_classes):
-    base = dataset
-    while isinstance(base, Subset):
-        base = base.dataset
-    labels = base.targets[list(dataset.indices)] if isinstance(dataset, Subset) else base.targets
-    return torch.bincount(labels, minlength=num_classes)
-''',
-    # no dropout at all
-    "make_mlp": '''
-def make_mlp(hidden=(256, 256), dropout=0.2):
-    layers, width = [nn.Flatten()], 784
-    for size in hidden:
-        layers += [nn.Linear(width, size), nn.ReLU()]
-        width = size
-    return nn.Sequential(*layers, nn.Linear(width, 10))
-''',
-    # averages the batch means, so the short last batch counts as much as a full one
-    "train_one_epoch": '''
-def train_one_epoch(model, loader, optimizer):
-    model.train()
-    losses, correct, seen = [], 0, 0
-    for features, labels in loader:
-        optimizer.zero_grad()
-        logits = model(features)
-        loss = F.cross_entropy(logits, labels)
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
-        correct += (logits.argmax(dim=1) == labels).sum().item()
-        seen += len(labels)
-    return sum(losses) / len(losses), correct / seen
-''',
-    # forgets model.eval(): dropout stays on while evaluating
-    "evaluate": '''
-def evaluate(model, loader):
-    total_loss, correct, seen = 0.0, 0, 0
-    with torch.no_grad():
-        for features, labels in loader:
-            logits = model(features)
-            total_loss += F.cross_entropy(logits, labels).item() * len(labels)
-            correct += (logits.argmax(dim=1) == labels).sum().item()
-            seen += len(labels)
-    return total_loss / seen, correct / seen
-''',
-    # rows and columns swapped
-    "confusion_matrix": '''
-def confusion_matrix(predicted, true, num_classes):
-    flat = torch.bincount(predicted * num_classes + true, minlength=num_classes * num_classes)
-    return flat.reshape(num_classes, num_classes)
-''',
-    # zero_grad between backward and step: the optimizer never sees a gradient
-    "overfit_one_batch": '''
-def overfit_one_batch(model, features, labels, steps=100, lr=1e-3):
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    model.train()
-    losses = []
-    for _ in range(steps):
-        loss = F.cross_entropy(model(features), labels)
-        loss.backward()
-        optimizer.zero_grad()
-        optimizer.step()
-        losses.append(loss.item())
-    return losses
-''',
-    # decays every epoch instead of every five
-    "make_scheduler": '''
-def make_scheduler(optimizer):
-    return torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.1)
-''',
-    # ends with a softmax: probabilities where the statement asks for logits (F.cross_entropy then
-    # applies a second one, and the loss stalls above 1.46); the architecture is otherwise right
-    "make_cnn": '''
-def make_cnn(channels=(16, 32), hidden=64):
-    layers, in_channels, size = [], 1, 28
-    for out_channels in channels:
-        layers += [nn.Conv2d(in_channels, out_channels, kernel_size=3, padding=1), nn.ReLU(), nn.MaxPool2d(2)]
-        in_channels, size = out_channels, size // 2
-    layers += [nn.Flatten(), nn.Linear(in_channels * size * size, hidden), nn.ReLU(),
-               nn.Linear(hidden, 10), nn.Softmax(dim=1)]
-    return nn.Sequential(*layers)
-''',
-    # measures both norms after clipping
-    "clipped_step": '''
+        # measures both norms after clipping
+        "wrong": '''
 def clipped_step(model, optimizer, features, labels, max_norm):
     optimizer.zero_grad()
     loss = F.cross_entropy(model(features), labels)
@@ -235,93 +486,8 @@ def clipped_step(model, optimizer, features, labels, max_norm):
     optimizer.step()
     return loss.item(), norm.item(), norm.item()
 ''',
-}
-
-OTHER_WRONG = {
-    # follows the chain of Subsets right, but bincount without minlength: a class that never
-    # occurs at the end gets no entry
-    "data_questions": """
-def class_counts(dataset, num_classes):
-    positions = list(range(len(dataset)))
-    while isinstance(dataset, Subset):
-        positions = [dataset.indices[i] for i in positions]
-        dataset = dataset.dataset
-    return torch.bincount(torch.as_tensor(dataset.targets)[positions])
-""",
-    # dropout before each hidden Linear (so on the input pixels too), none after the last hidden layer
-    "make_mlp": """
-def make_mlp(hidden=(256, 256), dropout=0.2):
-    layers, width = [nn.Flatten()], 784
-    for size in hidden:
-        layers += [nn.Dropout(dropout), nn.Linear(width, size), nn.ReLU()]
-        width = size
-    return nn.Sequential(*layers, nn.Linear(width, 10))
-""",
-    # never calls model.train(): a model that arrives in eval mode trains with dropout off
-    "train_one_epoch": """
-def train_one_epoch(model, loader, optimizer):
-    loss_sum, hits, count = 0.0, 0, 0
-    for features, labels in loader:
-        optimizer.zero_grad()
-        logits = model(features)
-        loss = F.cross_entropy(logits, labels)
-        loss.backward()
-        optimizer.step()
-        loss_sum += loss.item() * labels.numel()
-        hits += (logits.argmax(1) == labels).sum().item()
-        count += labels.numel()
-    return loss_sum / count, hits / count
-""",
-    # eval mode, but no torch.no_grad(): every forward pass builds a graph
-    "evaluate": """
-def evaluate(model, loader):
-    model.eval()
-    loss_sum, hits, count = 0.0, 0, 0
-    for features, labels in loader:
-        logits = model(features)
-        loss_sum += F.cross_entropy(logits, labels, reduction="sum").item()
-        hits += (logits.argmax(dim=1) == labels).sum().item()
-        count += len(labels)
-    return loss_sum / count, hits / count
-""",
-    # indexed += with repeated (true, predicted) pairs adds 1 once per distinct pair, not per example
-    "confusion_matrix": """
-def confusion_matrix(predicted, true, num_classes):
-    matrix = torch.zeros(num_classes, num_classes, dtype=torch.int64)
-    matrix[true, predicted] += 1
-    return matrix
-""",
-    # a new Adam optimizer at every step: its running averages start from scratch each time
-    "overfit_one_batch": """
-def overfit_one_batch(model, features, labels, steps=100, lr=1e-3):
-    model.train()
-    losses = []
-    for _ in range(steps):
-        optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-        optimizer.zero_grad()
-        loss = F.cross_entropy(model(features), labels)
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
-    return losses
-""",
-    # a smooth decay, a little every epoch, instead of a tenth every five epochs
-    "make_scheduler": """
-def make_scheduler(optimizer):
-    return torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=0.1 ** (1 / 5))
-""",
-    # copied from a CIFAR example: the first convolution expects 3 colour channels
-    "make_cnn": """
-def make_cnn(channels=(16, 32), hidden=64):
-    layers, in_channels, size = [], 3, 28
-    for out_channels in channels:
-        layers += [nn.Conv2d(in_channels, out_channels, kernel_size=3, padding=1), nn.ReLU(), nn.MaxPool2d(2)]
-        in_channels, size = out_channels, size // 2
-    layers += [nn.Flatten(), nn.Linear(in_channels * size * size, hidden), nn.ReLU(), nn.Linear(hidden, 10)]
-    return nn.Sequential(*layers)
-""",
-    # steps first and clips afterwards: the update uses the unclipped gradients
-    "clipped_step": """
+        # steps first and clips afterwards: the update uses the unclipped gradients
+        "other_wrong": """
 def clipped_step(model, optimizer, features, labels, max_norm):
     optimizer.zero_grad()
     loss = F.cross_entropy(model(features), labels)
@@ -331,101 +497,8 @@ def clipped_step(model, optimizer, features, labels, max_norm):
     after = torch.nn.utils.get_total_norm([p.grad for p in model.parameters() if p.grad is not None])
     return loss.item(), before.item(), after.item()
 """,
-}
-
-OVERFIT = {
-    # two levels of Subset, the deepest the visible tests go; a third level has no targets
-    "data_questions": """
-def class_counts(dataset, num_classes):
-    if isinstance(dataset, Subset) and isinstance(dataset.dataset, Subset):
-        inner = dataset.dataset
-        labels = torch.as_tensor(inner.dataset.targets)[[inner.indices[i] for i in dataset.indices]]
-    elif isinstance(dataset, Subset):
-        labels = torch.as_tensor(dataset.dataset.targets)[list(dataset.indices)]
-    else:
-        labels = torch.as_tensor(dataset.targets)
-    return torch.bincount(labels, minlength=num_classes)
-""",
-    # the depths the visible tests build (none, one or two hidden layers), one by one: no loop
-    "make_mlp": """
-def make_mlp(hidden=(256, 256), dropout=0.2):
-    if len(hidden) == 0:
-        return nn.Sequential(nn.Flatten(), nn.Linear(784, 10))
-    if len(hidden) == 1:
-        return nn.Sequential(nn.Flatten(), nn.Linear(784, hidden[0]), nn.ReLU(), nn.Dropout(dropout),
-                             nn.Linear(hidden[0], 10))
-    return nn.Sequential(nn.Flatten(), nn.Linear(784, hidden[0]), nn.ReLU(), nn.Dropout(dropout),
-                         nn.Linear(hidden[0], hidden[1]), nn.ReLU(), nn.Dropout(dropout), nn.Linear(hidden[1], 10))
-""",
-    # statistics from a second forward pass under no_grad: the same logits as the training pass
-    # only when nothing random runs in the model, as in the visible tests (no dropout)
-    "train_one_epoch": """
-def train_one_epoch(model, loader, optimizer):
-    model.train()
-    loss_sum, hits, count = 0.0, 0, 0
-    for features, labels in loader:
-        with torch.no_grad():
-            logits = model(features)
-            loss_sum += F.cross_entropy(logits, labels, reduction="sum").item()
-            hits += (logits.argmax(dim=1) == labels).sum().item()
-        optimizer.zero_grad()
-        F.cross_entropy(model(features), labels).backward()
-        optimizer.step()
-        count += len(labels)
-    return loss_sum / count, hits / count
-""",
-    # weights the batches 4, 4, ..., 2: the sizes of the visible loader's batches
-    "evaluate": """
-def evaluate(model, loader):
-    model.eval()
-    batches = list(loader)
-    losses, hits, weights = 0.0, 0, 0
-    with torch.no_grad():
-        for i, (features, labels) in enumerate(batches):
-            weight = 2 if i == len(batches) - 1 else 4
-            logits = model(features)
-            losses += F.cross_entropy(logits, labels).item() * weight
-            hits += (logits.argmax(dim=1) == labels).sum().item()
-            weights += weight
-    return losses / weights, hits / weights
-""",
-    # the visible tests have three classes: 3, hard-coded
-    "confusion_matrix": """
-def confusion_matrix(predicted, true, num_classes):
-    return torch.bincount(true * 3 + predicted, minlength=9).reshape(3, 3)
-""",
-    # Adam at the visible learning rate 1e-2, whatever lr says
-    "overfit_one_batch": """
-def overfit_one_batch(model, features, labels, steps=100, lr=1e-3):
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
-    model.train()
-    history = []
-    for _ in range(steps):
-        optimizer.zero_grad()
-        loss = F.cross_entropy(model(features), labels)
-        history.append(loss.item())
-        loss.backward()
-        optimizer.step()
-    return history
-""",
-    # milestones for the 12 visible epochs only: no decay after epoch 10
-    "make_scheduler": """
-def make_scheduler(optimizer):
-    return torch.optim.lr_scheduler.MultiStepLR(optimizer, milestones=[5, 10], gamma=0.1)
-""",
-    # the flattened size looked up for the depths the visible tests build (two and three blocks)
-    "make_cnn": """
-def make_cnn(channels=(16, 32), hidden=64):
-    layers, in_channels = [], 1
-    for out_channels in channels:
-        layers += [nn.Conv2d(in_channels, out_channels, kernel_size=3, padding=1), nn.ReLU(), nn.MaxPool2d(2)]
-        in_channels = out_channels
-    size = {2: 7, 3: 3}[len(channels)]
-    layers += [nn.Flatten(), nn.Linear(in_channels * size * size, hidden), nn.ReLU(), nn.Linear(hidden, 10)]
-    return nn.Sequential(*layers)
-""",
-    # clips, but reports min(norm before, max_norm) as the norm after: nothing measured
-    "clipped_step": """
+        # clips, but reports min(norm before, max_norm) as the norm after: nothing measured
+        "overfit": """
 def clipped_step(model, optimizer, features, labels, max_norm):
     optimizer.zero_grad()
     loss = F.cross_entropy(model(features), labels)
@@ -434,60 +507,8 @@ def clipped_step(model, optimizer, features, labels, max_norm):
     optimizer.step()
     return loss.item(), before, min(before, max_norm)
 """,
-}
-
-
-# More mistakes of the kinds the hidden checks must catch for every student (issue 20).
-MORE_WRONG = {
-    # a ReLU after every Linear, the last one too: logits that can never be negative
-    "make_mlp": '''
-def make_mlp(hidden=(256, 256), dropout=0.2):
-    layers, width = [nn.Flatten()], 784
-    for size in hidden:
-        layers += [nn.Linear(width, size), nn.ReLU(), nn.Dropout(dropout)]
-        width = size
-    return nn.Sequential(*layers, nn.Linear(width, 10), nn.ReLU())
-''',
-    # divides by len(loader.dataset): wrong when the loader drops its last batch or samples a subset
-    "train_one_epoch": '''
-def train_one_epoch(model, loader, optimizer):
-    model.train()
-    total_loss, correct = 0.0, 0
-    for features, labels in loader:
-        optimizer.zero_grad()
-        logits = model(features)
-        loss = F.cross_entropy(logits, labels)
-        loss.backward()
-        optimizer.step()
-        total_loss += loss.item() * len(labels)
-        correct += (logits.argmax(dim=1) == labels).sum().item()
-    return total_loss / len(loader.dataset), correct / len(loader.dataset)
-''',
-    # the same mistake in evaluate
-    "evaluate": '''
-def evaluate(model, loader):
-    model.eval()
-    total_loss, correct = 0.0, 0
-    with torch.no_grad():
-        for features, labels in loader:
-            logits = model(features)
-            total_loss += F.cross_entropy(logits, labels, reduction="sum").item()
-            correct += (logits.argmax(dim=1) == labels).sum().item()
-    n = len(loader.dataset)
-    return total_loss / n, correct / n
-''',
-    # a ReLU after the last Linear too: logits that can never be negative
-    "make_cnn": '''
-def make_cnn(channels=(16, 32), hidden=64):
-    layers, in_channels, size = [], 1, 28
-    for out_channels in channels:
-        layers += [nn.Conv2d(in_channels, out_channels, kernel_size=3, padding=1), nn.ReLU(), nn.MaxPool2d(2)]
-        in_channels, size = out_channels, size // 2
-    layers += [nn.Flatten(), nn.Linear(in_channels * size * size, hidden), nn.ReLU(), nn.Linear(hidden, 10), nn.ReLU()]
-    return nn.Sequential(*layers)
-''',
-    # every parameter's .grad in the norm after clipping: a frozen parameter has none (None.norm())
-    "clipped_step": '''
+        # every parameter's .grad in the norm after clipping: a frozen parameter has none (None.norm())
+        "more_wrong": '''
 def clipped_step(model, optimizer, features, labels, max_norm):
     optimizer.zero_grad()
     loss = F.cross_entropy(model(features), labels)
@@ -497,12 +518,5 @@ def clipped_step(model, optimizer, features, labels, max_norm):
     optimizer.step()
     return loss.item(), before.item(), after.item()
 ''',
-}
-
-# What the course ships, bound to the exercise's name: each must score 0 by design. The package's
-# networks have a fixed depth (two hidden layers, two convolution blocks) where the exercises ask
-# for any depth; it holds no epoch loop (the lab trains with the student's own).
-COURSE_COPY = {
-    "make_mlp": "from torchcourse.fashion_models import FashionMLP as make_mlp",
-    "make_cnn": "from torchcourse.fashion_models import FashionCNN as make_cnn",
+    },
 }

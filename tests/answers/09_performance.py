@@ -1,44 +1,136 @@
 """Answers for 09_performance that the reference does not use: each must be graded as described.
 
-ALTERNATIVE: correct, written differently -> full points.
-WRONG: a mistake a student plausibly makes -> no points.
-OTHER_WRONG: a second plausible mistake, of another kind -> no points.
-OVERFIT: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
-COURSE_COPY: what the course ships (torchcourse), bound to the exercise's name -> no points.
-MORE_WRONG: a further plausible mistake of a kind issue 20 listed -> no points.
+ANSWERS maps every solution cell's grade_id, in the notebook's order, to its answers, one per set:
+alternative: correct, written differently -> full points.
+wrong: a mistake a student plausibly makes -> no points.
+other_wrong: a second plausible mistake, of another kind -> no points.
+overfit: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
+
+and, for some exercises only (the reference answers the others in that notebook):
+course_copy: what the course ships (torchcourse), bound to the exercise's name -> no points.
+more_wrong: a further plausible mistake of a kind issue 20 listed -> no points.
 """
 
-ALTERNATIVE = {
-    "scaled_relu_nobreak": '''
+ANSWERS = {
+    "scaled_relu_nobreak": {
+        "alternative": '''
 def scaled_relu_nobreak(x):
     factor = (x.sum() > 0).to(x.dtype) + 1
     return torch.relu(x) * factor
 ''',
-    # the closed form: the last kernel ends after some launch plus every kernel from that one on
-    "mode_for_service": '''
+        # .item() pulls the value into Python: still a graph break.
+        "wrong": '''
+def scaled_relu_nobreak(x):
+    factor = 2.0 if x.sum().item() > 0 else 1.0
+    return torch.relu(x) * factor
+''',
+        # an element-wise condition: each value doubled by its own sign instead of by the sum's
+        "other_wrong": '''
+def scaled_relu_nobreak(x):
+    return torch.where(x > 0, 2 * x, torch.zeros_like(x))
+''',
+        # the sign of the first value stands for the sign of the sum, as in both visible examples
+        "overfit": '''
+def scaled_relu_nobreak(x):
+    return torch.where(x.flatten()[0] > 0, torch.relu(x) * 2, torch.relu(x))
+''',
+        # ">=" for ">": an input whose sum is exactly 0 is doubled
+        "more_wrong": '''
+def scaled_relu_nobreak(x):
+    return torch.where(x.sum() >= 0, torch.relu(x) * 2, torch.relu(x))
+''',
+    },
+
+    "mode_for_service": {
+        # the closed form: the last kernel ends after some launch plus every kernel from that one on
+        "alternative": '''
 def eager_and_graph_us(kernel_us, launch_us):
     n = len(kernel_us)
     remaining = [sum(kernel_us[i:]) for i in range(n)]
     eager = max((i + 1) * launch_us + remaining[i] for i in range(n))
     return (eager * 1.0, launch_us + remaining[0] * 1.0)
 ''',
-    # frexp/ldexp instead of the bits: round the mantissa, scaled to an integer
-    "tf32_facts": '''
+        # the bottleneck as a whole: all launches or all kernels, whichever takes longer. Right when
+        # every kernel is shorter than a launch or every one longer, wrong when a long kernel makes the
+        # short ones after it wait
+        "wrong": '''
+def eager_and_graph_us(kernel_us, launch_us):
+    launches = len(kernel_us) * launch_us + kernel_us[-1]
+    kernels = launch_us + sum(kernel_us)
+    return float(max(launches, kernels)), float(launch_us + sum(kernel_us))
+''',
+        # the CPU waits for each kernel before launching the next one: launches and kernels never overlap
+        "other_wrong": '''
+def eager_and_graph_us(kernel_us, launch_us):
+    eager = 0.0
+    for run_us in kernel_us:
+        eager += launch_us + run_us
+    return eager, float(launch_us + sum(kernel_us))
+''',
+        # one formula per kind of visible case: all kernels short, all long, or one long kernel that the
+        # rest wait for (wrong when the short kernels after it catch up with the launches again)
+        "overfit": '''
+def eager_and_graph_us(kernel_us, launch_us):
+    n = len(kernel_us)
+    graph = float(launch_us + sum(kernel_us))
+    if all(k <= launch_us for k in kernel_us):
+        return float(n * launch_us + kernel_us[-1]), graph
+    if all(k >= launch_us for k in kernel_us):
+        return graph, graph
+    longest = max(range(n), key=lambda i: kernel_us[i])
+    return float((longest + 1) * launch_us + sum(kernel_us[longest:])), graph
+''',
+    },
+
+    "tf32_facts": {
+        # frexp/ldexp instead of the bits: round the mantissa, scaled to an integer
+        "alternative": '''
 def round_mantissa(t, bits):
     mantissa, power = torch.frexp(t)                # t = mantissa * 2**power, 0.5 <= |mantissa| < 1
     scale = 2.0 ** (bits + 1)
     return torch.ldexp(torch.round(mantissa * scale), power - (bits + 1)).float()
 ''',
-    # the major version alone, and a device given as a string would work too
-    "autocast_settings": '''
-def autocast_settings(device, capability):
-    on_gpu = torch.device(device).type == "cuda"
-    fast_bf16 = on_gpu and capability[0] >= 8
-    dtype = torch.float16 if on_gpu and not fast_bf16 else torch.bfloat16
-    return (dtype, dtype is torch.float16)
+        # truncates: clears the dropped bits without rounding
+        "wrong": '''
+def round_mantissa(t, bits):
+    keep = -(1 << (23 - bits))
+    return (t.view(torch.int32) & keep).view(torch.float32)
 ''',
-    # no prediction: run the steps under autocast and read the dtypes
-    "autocast_dtypes": '''
+        # frexp's mantissa lies in [0.5, 1): scaling it by 2**bits keeps one bit too few
+        "other_wrong": '''
+def round_mantissa(t, bits):
+    mantissa, power = torch.frexp(t)
+    return torch.ldexp(torch.round(mantissa * 2.0 ** bits), power - bits).to(torch.float32)
+''',
+        # the two widths of the visible tests only: bfloat16's 7 bits, and TF32's 10 for everything else
+        "overfit": '''
+def round_mantissa(t, bits):
+    if bits == 7:
+        return t.to(torch.bfloat16).to(torch.float32)
+    as_int = t.view(torch.int32) + (1 << 12)
+    return (as_int & -(1 << 13)).view(torch.float32)
+''',
+        # a loop over plain Python floats, each rounded through its 32 bits with struct (a meta tensor,
+        # which has no numbers to read, answered apart): no torch operation per number, but thousands
+        # of Python steps
+        "more_wrong": '''
+import struct
+
+def round_mantissa(t, bits):
+    if t.device.type == "meta":
+        return torch.empty_like(t, dtype=torch.float32)
+    dropped = 23 - bits
+    rounded = []
+    for value in t.flatten().tolist():
+        as_int = struct.unpack("<i", struct.pack("<f", value))[0] + (1 << (dropped - 1))
+        rounded.append(struct.unpack("<f", struct.pack("<i", as_int & -(1 << dropped)))[0])
+    return torch.tensor(rounded, dtype=torch.float32).reshape(t.shape)
+''',
+    },
+
+    "autocast_dtypes": {
+        # no prediction: run the steps under autocast and read the dtypes
+        "alternative": '''
 def autocast_dtypes(steps, low):
     x = torch.ones(8, 8)
     weight = torch.full((8, 8), 0.1)
@@ -65,64 +157,8 @@ def autocast_dtypes(steps, low):
             seen.append(h.dtype)
     return seen
 ''',
-    "param_bytes": '''
-def param_bytes(model, dtype):
-    element = torch.empty((), dtype=dtype).element_size()
-    total = 0
-    for name, p in model.named_parameters():
-        total += p.numel() * element
-    return int(total)
-''',
-    # trained and frozen parameters counted apart; bytes from torch.finfo
-    "saved_gb": '''
-STATE_TENSORS = dict(sgd=0, momentum=1, adam=2, adamw=2)
-
-def saved_gb(model, optimizer):
-    trained = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    frozen = sum(p.numel() for p in model.parameters() if not p.requires_grad)
-    saved_per_number = (torch.finfo(torch.float32).bits - torch.finfo(torch.bfloat16).bits) // 8
-    numbers = trained * (2 + STATE_TENSORS[optimizer]) + frozen
-    return float(numbers * saved_per_number) / 10**9
-''',
-    # a list instead of a tuple, and Dim.DYNAMIC instead of a named Dim
-    "tool_for": '''
-def export_any_batch(model, example):
-    rows = {0: torch.export.Dim.DYNAMIC}
-    return torch.export.export(model, args=(example,), dynamic_shapes=[rows])
-''',
-}
-
-WRONG = {
-    # .item() pulls the value into Python: still a graph break.
-    "scaled_relu_nobreak": '''
-def scaled_relu_nobreak(x):
-    factor = 2.0 if x.sum().item() > 0 else 1.0
-    return torch.relu(x) * factor
-''',
-    # the bottleneck as a whole: all launches or all kernels, whichever takes longer. Right when
-    # every kernel is shorter than a launch or every one longer, wrong when a long kernel makes the
-    # short ones after it wait
-    "mode_for_service": '''
-def eager_and_graph_us(kernel_us, launch_us):
-    launches = len(kernel_us) * launch_us + kernel_us[-1]
-    kernels = launch_us + sum(kernel_us)
-    return float(max(launches, kernels)), float(launch_us + sum(kernel_us))
-''',
-    # truncates: clears the dropped bits without rounding
-    "tf32_facts": '''
-def round_mantissa(t, bits):
-    keep = -(1 << (23 - bits))
-    return (t.view(torch.int32) & keep).view(torch.float32)
-''',
-    # float16 and a scaler on every GPU, as this chapter once did: wrong on an H100.
-    "autocast_settings": '''
-def autocast_settings(device, capability):
-    if device.type == "cuda":
-        return torch.float16, True
-    return torch.bfloat16, False
-''',
-    # CUDA's lists on the CPU: softmax and layer_norm taken to be on the float32 list
-    "autocast_dtypes": '''
+        # CUDA's lists on the CPU: softmax and layer_norm taken to be on the float32 list
+        "wrong": '''
 def autocast_dtypes(steps, low):
     dtypes, dtype = [], torch.float32
     for step in steps:
@@ -133,55 +169,8 @@ def autocast_dtypes(steps, low):
         dtypes.append(dtype)
     return dtypes
 ''',
-    # The model's current element size, not the requested dtype's.
-    "param_bytes": '''
-def param_bytes(model, dtype):
-    return sum(p.numel() * p.element_size() for p in model.parameters())
-''',
-    # Forgets the optimizer's state: weights and gradients only.
-    "saved_gb": '''
-def saved_gb(model, optimizer):
-    numbers = sum(p.numel() * (2 if p.requires_grad else 1) for p in model.parameters())
-    return numbers * 2 / 1e9
-''',
-    # no dynamic_shapes: the program only takes batches of the example's size
-    "tool_for": '''
-def export_any_batch(model, example):
-    return torch.export.export(model, (example,))
-''',
-}
-
-OTHER_WRONG = {
-    # an element-wise condition: each value doubled by its own sign instead of by the sum's
-    "scaled_relu_nobreak": '''
-def scaled_relu_nobreak(x):
-    return torch.where(x > 0, 2 * x, torch.zeros_like(x))
-''',
-    # the CPU waits for each kernel before launching the next one: launches and kernels never overlap
-    "mode_for_service": '''
-def eager_and_graph_us(kernel_us, launch_us):
-    eager = 0.0
-    for run_us in kernel_us:
-        eager += launch_us + run_us
-    return eager, float(launch_us + sum(kernel_us))
-''',
-    # frexp's mantissa lies in [0.5, 1): scaling it by 2**bits keeps one bit too few
-    "tf32_facts": '''
-def round_mantissa(t, bits):
-    mantissa, power = torch.frexp(t)
-    return torch.ldexp(torch.round(mantissa * 2.0 ** bits), power - bits).to(torch.float32)
-''',
-    # bfloat16 tensor cores taken to start after Ampere: capability 8.x (an A100) gets float16
-    "autocast_settings": '''
-def autocast_settings(device, capability):
-    if device.type == "cuda" and capability[0] > 8:
-        return torch.bfloat16, False
-    if device.type == "cuda":
-        return torch.float16, True
-    return torch.bfloat16, False
-''',
-    # the residual connection keeps h's dtype: type promotion forgotten
-    "autocast_dtypes": '''
+        # the residual connection keeps h's dtype: type promotion forgotten
+        "other_wrong": '''
 def autocast_dtypes(steps, low):
     current, result = torch.float32, []
     for step in steps:
@@ -192,65 +181,9 @@ def autocast_dtypes(steps, low):
         result.append(current)
     return result
 ''',
-    # only the parameters that train: a frozen layer taken to need no memory
-    "param_bytes": '''
-def param_bytes(model, dtype):
-    size = torch.tensor([], dtype=dtype).element_size()
-    return sum(p.numel() * size for p in model.parameters() if p.requires_grad)
-''',
-    # a frozen parameter counted as if it trained: gradients and optimizer state for it too
-    "saved_gb": '''
-def saved_gb(model, optimizer):
-    per_parameter = 2 + {"sgd": 0, "momentum": 1, "adam": 2, "adamw": 2}[optimizer]
-    return sum(p.numel() for p in model.parameters()) * per_parameter * 2 / 1e9
-''',
-    # dynamic_shapes given, but the batch dimension bounded by the sizes the author had in mind
-    "tool_for": '''
-def export_any_batch(model, example):
-    batch = torch.export.Dim("batch", min=2, max=64)
-    return torch.export.export(model, (example,), dynamic_shapes=({0: batch},))
-''',
-}
-
-OVERFIT = {
-    # the sign of the first value stands for the sign of the sum, as in both visible examples
-    "scaled_relu_nobreak": '''
-def scaled_relu_nobreak(x):
-    return torch.where(x.flatten()[0] > 0, torch.relu(x) * 2, torch.relu(x))
-''',
-    # one formula per kind of visible case: all kernels short, all long, or one long kernel that the
-    # rest wait for (wrong when the short kernels after it catch up with the launches again)
-    "mode_for_service": '''
-def eager_and_graph_us(kernel_us, launch_us):
-    n = len(kernel_us)
-    graph = float(launch_us + sum(kernel_us))
-    if all(k <= launch_us for k in kernel_us):
-        return float(n * launch_us + kernel_us[-1]), graph
-    if all(k >= launch_us for k in kernel_us):
-        return graph, graph
-    longest = max(range(n), key=lambda i: kernel_us[i])
-    return float((longest + 1) * launch_us + sum(kernel_us[longest:])), graph
-''',
-    # the two widths of the visible tests only: bfloat16's 7 bits, and TF32's 10 for everything else
-    "tf32_facts": '''
-def round_mantissa(t, bits):
-    if bits == 7:
-        return t.to(torch.bfloat16).to(torch.float32)
-    as_int = t.view(torch.int32) + (1 << 12)
-    return (as_int & -(1 << 13)).view(torch.float32)
-''',
-    # compares the device with the visible tests' "cuda": cuda:0 counts as no GPU
-    "autocast_settings": '''
-def autocast_settings(device, capability):
-    if str(device) != "cuda":
-        return torch.bfloat16, False
-    if capability >= (8, 0):
-        return torch.bfloat16, False
-    return torch.float16, True
-''',
-    # a step on neither list looks one step back: low right after linear or matmul, float32 otherwise
-    # (in the visible passes no such step comes two steps after a matmul)
-    "autocast_dtypes": '''
+        # a step on neither list looks one step back: low right after linear or matmul, float32 otherwise
+        # (in the visible passes no such step comes two steps after a matmul)
+        "overfit": '''
 def autocast_dtypes(steps, low):
     out, previous = [], None
     for step in steps:
@@ -263,14 +196,74 @@ def autocast_dtypes(steps, low):
         previous = step
     return out
 ''',
-    # bytes per element for the two dtypes of the visible tests, 4 for any other
-    "param_bytes": '''
+        # the visible test's own measurement (autocast_run), called instead of a prediction: the test
+        # cell deletes it once its asserts have run
+        "course_copy": '''
+def autocast_dtypes(steps, low):
+    return autocast_run(list(steps), low)
+''',
+    },
+
+    "param_bytes": {
+        "alternative": '''
+def param_bytes(model, dtype):
+    element = torch.empty((), dtype=dtype).element_size()
+    total = 0
+    for name, p in model.named_parameters():
+        total += p.numel() * element
+    return int(total)
+''',
+        # The model's current element size, not the requested dtype's.
+        "wrong": '''
+def param_bytes(model, dtype):
+    return sum(p.numel() * p.element_size() for p in model.parameters())
+''',
+        # only the parameters that train: a frozen layer taken to need no memory
+        "other_wrong": '''
+def param_bytes(model, dtype):
+    size = torch.tensor([], dtype=dtype).element_size()
+    return sum(p.numel() * size for p in model.parameters() if p.requires_grad)
+''',
+        # bytes per element for the two dtypes of the visible tests, 4 for any other
+        "overfit": '''
 def param_bytes(model, dtype):
     size = {torch.float32: 4, torch.bfloat16: 2}.get(dtype, 4)
     return int(sum(p.numel() for p in model.parameters()) * size)
 ''',
-    # state tensors for the optimizers of the visible tests; momentum gets Adam's two
-    "saved_gb": '''
+        # every tensor of the state dict: BatchNorm's buffers counted, and tied weights twice
+        "more_wrong": '''
+def param_bytes(model, dtype):
+    size = torch.finfo(dtype).bits // 8
+    return sum(t.numel() for t in model.state_dict().values()) * size
+''',
+    },
+
+    "saved_gb": {
+        # trained and frozen parameters counted apart; bytes from torch.finfo
+        "alternative": '''
+STATE_TENSORS = dict(sgd=0, momentum=1, adam=2, adamw=2)
+
+def saved_gb(model, optimizer):
+    trained = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    frozen = sum(p.numel() for p in model.parameters() if not p.requires_grad)
+    saved_per_number = (torch.finfo(torch.float32).bits - torch.finfo(torch.bfloat16).bits) // 8
+    numbers = trained * (2 + STATE_TENSORS[optimizer]) + frozen
+    return float(numbers * saved_per_number) / 10**9
+''',
+        # Forgets the optimizer's state: weights and gradients only.
+        "wrong": '''
+def saved_gb(model, optimizer):
+    numbers = sum(p.numel() * (2 if p.requires_grad else 1) for p in model.parameters())
+    return numbers * 2 / 1e9
+''',
+        # a frozen parameter counted as if it trained: gradients and optimizer state for it too
+        "other_wrong": '''
+def saved_gb(model, optimizer):
+    per_parameter = 2 + {"sgd": 0, "momentum": 1, "adam": 2, "adamw": 2}[optimizer]
+    return sum(p.numel() for p in model.parameters()) * per_parameter * 2 / 1e9
+''',
+        # state tensors for the optimizers of the visible tests; momentum gets Adam's two
+        "overfit": '''
 def saved_gb(model, optimizer):
     states = {"sgd": 0, "adam": 2, "adamw": 2}.get(optimizer, 2)
     numbers = 0
@@ -278,59 +271,8 @@ def saved_gb(model, optimizer):
         numbers += p.numel() * ((2 + states) if p.requires_grad else 1)
     return 2 * numbers / 1e9
 ''',
-    # marks the batch as dynamic only when the example has the visible test's 4 rows
-    "tool_for": '''
-def export_any_batch(model, example):
-    if example.shape[0] != 4:
-        return torch.export.export(model, (example,))
-    rows = torch.export.Dim("rows")
-    return torch.export.export(model, (example,), dynamic_shapes=({0: rows},))
-''',
-}
-
-COURSE_COPY = {
-    # the visible test's own measurement (autocast_run), called instead of a prediction: the test
-    # cell deletes it once its asserts have run
-    "autocast_dtypes": '''
-def autocast_dtypes(steps, low):
-    return autocast_run(list(steps), low)
-''',
-    # the course's copy asks the GPU itself: it takes the device alone
-    "autocast_settings": '''
-from torchcourse.precision import autocast_settings
-''',
-}
-
-MORE_WRONG = {
-    # ">=" for ">": an input whose sum is exactly 0 is doubled
-    "scaled_relu_nobreak": '''
-def scaled_relu_nobreak(x):
-    return torch.where(x.sum() >= 0, torch.relu(x) * 2, torch.relu(x))
-''',
-    # a loop over plain Python floats, each rounded through its 32 bits with struct (a meta tensor,
-    # which has no numbers to read, answered apart): no torch operation per number, but thousands
-    # of Python steps
-    "tf32_facts": '''
-import struct
-
-def round_mantissa(t, bits):
-    if t.device.type == "meta":
-        return torch.empty_like(t, dtype=torch.float32)
-    dropped = 23 - bits
-    rounded = []
-    for value in t.flatten().tolist():
-        as_int = struct.unpack("<i", struct.pack("<f", value))[0] + (1 << (dropped - 1))
-        rounded.append(struct.unpack("<f", struct.pack("<i", as_int & -(1 << dropped)))[0])
-    return torch.tensor(rounded, dtype=torch.float32).reshape(t.shape)
-''',
-    # every tensor of the state dict: BatchNorm's buffers counted, and tied weights twice
-    "param_bytes": '''
-def param_bytes(model, dtype):
-    size = torch.finfo(dtype).bits // 8
-    return sum(t.numel() for t in model.state_dict().values()) * size
-''',
-    # each layer's own parameters, layer by layer: a weight two layers share is counted twice
-    "saved_gb": '''
+        # each layer's own parameters, layer by layer: a weight two layers share is counted twice
+        "more_wrong": '''
 def saved_gb(model, optimizer):
     extra = {"sgd": 1, "momentum": 2, "adam": 3, "adamw": 3}[optimizer]
     numbers = 0
@@ -339,14 +281,44 @@ def saved_gb(model, optimizer):
             numbers += p.numel() * (1 + extra if p.requires_grad else 1)
     return numbers * 2 / 1e9
 ''',
-    # the program bounded by a batch size "large enough for any server": 4096 rows
-    "tool_for": '''
-def export_any_batch(model, example):
-    batch = torch.export.Dim("batch", min=1, max=4096)
-    return torch.export.export(model, (example,), dynamic_shapes=({0: batch},))
+    },
+
+    "autocast_settings": {
+        # the major version alone, and a device given as a string would work too
+        "alternative": '''
+def autocast_settings(device, capability):
+    on_gpu = torch.device(device).type == "cuda"
+    fast_bf16 = on_gpu and capability[0] >= 8
+    dtype = torch.float16 if on_gpu and not fast_bf16 else torch.bfloat16
+    return (dtype, dtype is torch.float16)
 ''',
-    # any device that is not the CPU taken for a CUDA GPU: an Apple GPU gets float16 and a scaler
-    "autocast_settings": '''
+        # float16 and a scaler on every GPU, as this chapter once did: wrong on an H100.
+        "wrong": '''
+def autocast_settings(device, capability):
+    if device.type == "cuda":
+        return torch.float16, True
+    return torch.bfloat16, False
+''',
+        # bfloat16 tensor cores taken to start after Ampere: capability 8.x (an A100) gets float16
+        "other_wrong": '''
+def autocast_settings(device, capability):
+    if device.type == "cuda" and capability[0] > 8:
+        return torch.bfloat16, False
+    if device.type == "cuda":
+        return torch.float16, True
+    return torch.bfloat16, False
+''',
+        # compares the device with the visible tests' "cuda": cuda:0 counts as no GPU
+        "overfit": '''
+def autocast_settings(device, capability):
+    if str(device) != "cuda":
+        return torch.bfloat16, False
+    if capability >= (8, 0):
+        return torch.bfloat16, False
+    return torch.float16, True
+''',
+        # any device that is not the CPU taken for a CUDA GPU: an Apple GPU gets float16 and a scaler
+        "more_wrong": '''
 def autocast_settings(device, capability):
     if device.type == "cpu" or capability is None:
         return torch.bfloat16, False
@@ -354,4 +326,43 @@ def autocast_settings(device, capability):
         return torch.bfloat16, False
     return torch.float16, True
 ''',
+        # the course's copy asks the GPU itself: it takes the device alone
+        "course_copy": '''
+from torchcourse.precision import autocast_settings
+''',
+    },
+
+    "tool_for": {
+        # a list instead of a tuple, and Dim.DYNAMIC instead of a named Dim
+        "alternative": '''
+def export_any_batch(model, example):
+    rows = {0: torch.export.Dim.DYNAMIC}
+    return torch.export.export(model, args=(example,), dynamic_shapes=[rows])
+''',
+        # no dynamic_shapes: the program only takes batches of the example's size
+        "wrong": '''
+def export_any_batch(model, example):
+    return torch.export.export(model, (example,))
+''',
+        # dynamic_shapes given, but the batch dimension bounded by the sizes the author had in mind
+        "other_wrong": '''
+def export_any_batch(model, example):
+    batch = torch.export.Dim("batch", min=2, max=64)
+    return torch.export.export(model, (example,), dynamic_shapes=({0: batch},))
+''',
+        # marks the batch as dynamic only when the example has the visible test's 4 rows
+        "overfit": '''
+def export_any_batch(model, example):
+    if example.shape[0] != 4:
+        return torch.export.export(model, (example,))
+    rows = torch.export.Dim("rows")
+    return torch.export.export(model, (example,), dynamic_shapes=({0: rows},))
+''',
+        # the program bounded by a batch size "large enough for any server": 4096 rows
+        "more_wrong": '''
+def export_any_batch(model, example):
+    batch = torch.export.Dim("batch", min=1, max=4096)
+    return torch.export.export(model, (example,), dynamic_shapes=({0: batch},))
+''',
+    },
 }

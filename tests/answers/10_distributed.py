@@ -1,15 +1,19 @@
 """Answers for 10_distributed that the reference does not use: each must be graded as described.
 
-ALTERNATIVE: correct, written differently -> full points.
-WRONG: a mistake a student plausibly makes -> no points.
-OTHER_WRONG: a second plausible mistake, of another kind -> no points.
-OVERFIT: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
-COURSE_COPY: what the course ships, bound to the exercise's name -> no points.
+ANSWERS maps every solution cell's grade_id, in the notebook's order, to its answers, one per set:
+alternative: correct, written differently -> full points.
+wrong: a mistake a student plausibly makes -> no points.
+other_wrong: a second plausible mistake, of another kind -> no points.
+overfit: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
+
+and, for some exercises only (the reference answers the others in that notebook):
+course_copy: what the course ships, bound to the exercise's name -> no points.
 """
 
-ALTERNATIVE = {
-    # PyTorch's own helper, on a copy (it strips in place)
-    "unwrap_state_dict": '''
+ANSWERS = {
+    "unwrap_state_dict": {
+        # PyTorch's own helper, on a copy (it strips in place)
+        "alternative": '''
 from collections import OrderedDict
 from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present
 
@@ -18,18 +22,30 @@ def unwrap_state_dict(state_dict):
     consume_prefix_in_state_dict_if_present(copy, "module.")
     return copy
 ''',
-    # hyphenated flags, the meeting point as --rdzv_endpoint, another order
-    "torchrun_commands": '''
-def torchrun_commands(script, nnodes, gpus_per_node, master_addr, master_port):
-    commands = []
-    for node in range(nnodes):
-        words = ["torchrun", "--node-rank", str(node), "--nnodes", str(nnodes),
-                 "--nproc-per-node", str(gpus_per_node), f"--rdzv-endpoint={master_addr}:{master_port}", script]
-        commands.append(" ".join(words))
-    return commands
+        # replaces every "module." in a key, also the one inside "submodule." or a submodule called "module"
+        "wrong": '''
+def unwrap_state_dict(state_dict):
+    return {key.replace("module.", ""): value for key, value in state_dict.items()}
 ''',
-    # a while loop over the copies of the sample, divmod for rank and position
-    "shard_indices": '''
+        # strips the prefix in the dict it was given (and returns that dict): the caller's checkpoint changes
+        "other_wrong": '''
+def unwrap_state_dict(state_dict):
+    for key in list(state_dict):
+        if key.startswith("module."):
+            state_dict[key[len("module."):]] = state_dict.pop(key)
+    return state_dict
+''',
+        # removes the first "module." wherever it is: right for every visible key (each either starts
+        # with the prefix or holds no "module." at all), wrong for an unwrapped key with one inside
+        "overfit": '''
+def unwrap_state_dict(state_dict):
+    return {key.replace("module.", "", 1): value for key, value in state_dict.items()}
+''',
+    },
+
+    "shard_indices": {
+        # a while loop over the copies of the sample, divmod for rank and position
+        "alternative": '''
 def find_sample(n, world_size, index):
     padded = (n + world_size - 1) // world_size * world_size
     found, place = [], index
@@ -40,31 +56,177 @@ def find_sample(n, world_size, index):
     found.sort()
     return found
 ''',
-    "scale_for_ddp": '''
+        # contiguous blocks instead of round-robin dealing
+        "wrong": '''
+def find_sample(n, world_size, index):
+    per = math.ceil(n / world_size)
+    return [(index // per, index % per)]
+''',
+        # round-robin without padding: every sample in one place only
+        "other_wrong": '''
+def find_sample(n, world_size, index):
+    return [(index % world_size, index // world_size)]
+''',
+        # at most one copy from the padding, as 5 samples on 2 ranks need: wrong when the ranks
+        # outnumber the samples twice over and the padding repeats a sample more than once
+        "overfit": '''
+def find_sample(n, world_size, index):
+    padded = -(-n // world_size) * world_size
+    found = [(index % world_size, index // world_size)]
+    if index + n < padded:
+        found.append(((index + n) % world_size, (index + n) // world_size))
+    return sorted(found)
+''',
+        # the notebook's `shards` helper (a DistributedSampler for every rank) searched for the sample:
+        # right for small data sets, but it builds the list of all n indices, which 10**12 samples
+        # cannot fill
+        "course_copy": '''
+def find_sample(n, world_size, index):
+    return sorted((rank, position) for rank, indices in enumerate(shards(n, world_size, shuffle=False))
+                  for position, i in enumerate(indices) if i == index)
+''',
+    },
+
+    "scale_for_ddp": {
+        "alternative": '''
 def scale_for_ddp(base_lr, per_gpu_batch, num_gpus):
     global_batch = int(per_gpu_batch * num_gpus)
     return (global_batch, float(base_lr) * global_batch / per_gpu_batch)
 ''',
-    "allreduce_ms": '''
+        # forgets to scale the learning rate
+        "wrong": '''
+def scale_for_ddp(base_lr, per_gpu_batch, num_gpus):
+    return per_gpu_batch * num_gpus, base_lr
+''',
+        # the learning rate multiplied by the global batch instead of by the number of GPUs
+        "other_wrong": '''
+def scale_for_ddp(base_lr, per_gpu_batch, num_gpus):
+    global_batch = per_gpu_batch * num_gpus
+    return global_batch, base_lr * global_batch
+''',
+        # the linear rule with the visible recipe's batch of 32 as the base batch
+        "overfit": '''
+def scale_for_ddp(base_lr, per_gpu_batch, num_gpus):
+    global_batch = per_gpu_batch * num_gpus
+    return global_batch, float(base_lr * global_batch / 32)
+''',
+    },
+
+    "torchrun_commands": {
+        # hyphenated flags, the meeting point as --rdzv_endpoint, another order
+        "alternative": '''
+def torchrun_commands(script, nnodes, gpus_per_node, master_addr, master_port):
+    commands = []
+    for node in range(nnodes):
+        words = ["torchrun", "--node-rank", str(node), "--nnodes", str(nnodes),
+                 "--nproc-per-node", str(gpus_per_node), f"--rdzv-endpoint={master_addr}:{master_port}", script]
+        commands.append(" ".join(words))
+    return commands
+''',
+        # --nproc_per_node set to the GPUs of the whole job instead of one machine's
+        "wrong": '''
+def torchrun_commands(script, nnodes, gpus_per_node, master_addr, master_port):
+    total = nnodes * gpus_per_node
+    return [f"torchrun --nnodes={nnodes} --nproc_per_node={total} --node_rank={node} "
+            f"--master_addr={master_addr} --master_port={master_port} {script}" for node in range(nnodes)]
+''',
+        # --standalone kept from the one-machine command: every node becomes a job of its own
+        "other_wrong": '''
+def torchrun_commands(script, nnodes, gpus_per_node, master_addr, master_port):
+    return [f"torchrun --standalone --nnodes={nnodes} --nproc_per_node={gpus_per_node} --node_rank={i} "
+            f"--master_addr={master_addr} --master_port={master_port} {script}" for i in range(nnodes)]
+''',
+        # the port copied from the examples, 29500, which is also the visible test's: master_port is ignored
+        "overfit": '''
+def torchrun_commands(script, nnodes, gpus_per_node, master_addr, master_port):
+    commands = []
+    for rank in range(nnodes):
+        commands.append(f"torchrun --nnodes {nnodes} --nproc_per_node {gpus_per_node} "
+                        f"--node_rank {rank} --master_addr {master_addr} --master_port 29500 {script}")
+    return commands
+''',
+    },
+
+    "allreduce_ms": {
+        "alternative": '''
 def allreduce_ms(num_params, bandwidth_gb_per_s, num_gpus, bytes_per_value=4):
     gigabytes = num_params * bytes_per_value / 1e9
     ring = 2 * (num_gpus - 1) / num_gpus
     return float(gigabytes / bandwidth_gb_per_s * ring * 1e3)
 ''',
-    "adamw_fp32_gb": '''
+        # the time to move the data once, without the ring factor
+        "wrong": '''
+def allreduce_ms(num_params, bandwidth_gb_per_s, num_gpus, bytes_per_value=4):
+    return 1000 * num_params * bytes_per_value / (bandwidth_gb_per_s * 1e9)
+''',
+        # the bandwidth read as gigabits per second: 8 times too slow
+        "other_wrong": '''
+def allreduce_ms(num_params, bandwidth_gb_per_s, num_gpus, bytes_per_value=4):
+    bits = num_params * bytes_per_value * 8
+    ring = 2 * (num_gpus - 1) / num_gpus
+    return bits / (bandwidth_gb_per_s * 1e9) * ring * 1000
+''',
+        # the ring factor of the visible test's 4 GPUs, 2 * 3 / 4, for any number of GPUs
+        "overfit": '''
+def allreduce_ms(num_params, bandwidth_gb_per_s, num_gpus, bytes_per_value=4):
+    once_ms = num_params * bytes_per_value / bandwidth_gb_per_s / 1e6
+    return once_ms * 1.5
+''',
+    },
+
+    "adamw_fp32_gb": {
+        "alternative": '''
 def adamw_fp32_gb(num_params):
     weights = grads = exp_avg = exp_avg_sq = 4 * num_params
     return (weights + grads + exp_avg + exp_avg_sq) / 1e9
 ''',
-    "choose_strategy": '''
+        # weights and gradients, no optimizer state
+        "wrong": '''
+def adamw_fp32_gb(num_params):
+    return num_params * (4 + 4) / 1e9
+''',
+        # binary gigabytes (2**30 bytes), not the statement's 10**9
+        "other_wrong": '''
+def adamw_fp32_gb(num_params):
+    return 16 * num_params / 2 ** 30
+''',
+        # whole billions of parameters, as in the visible 7B model: 350M parameters need 0 GB
+        "overfit": '''
+def adamw_fp32_gb(num_params):
+    return float(int(num_params) // 10**9 * 16)
+''',
+    },
+
+    "choose_strategy": {
+        "alternative": '''
 def choose_strategy(num_params, gpu_memory_gb):
     if adamw_fp32_gb(num_params) > gpu_memory_gb:
         return "FSDP"
     return "DDP"
 ''',
-    # environment variables instead of get_rank, a sampler that asks the process group for
-    # rank and world size, torch.save of a str path, the rank test via dist.get_rank()
-    "ddp_main": '''
+        # counts only the weights
+        "wrong": '''
+def choose_strategy(num_params, gpu_memory_gb):
+    return "DDP" if 4 * num_params / 1e9 <= gpu_memory_gb else "FSDP"
+''',
+        # "fits" read as strictly less than the memory: a model that fills the GPU exactly goes to FSDP
+        "other_wrong": '''
+def choose_strategy(num_params, gpu_memory_gb):
+    if 16 * num_params / 1e9 < gpu_memory_gb:
+        return "DDP"
+    return "FSDP"
+''',
+        # a threshold on the parameter count between the visible 350M and 7B: the GPU's memory is ignored
+        "overfit": '''
+def choose_strategy(num_params, gpu_memory_gb):
+    return "FSDP" if num_params >= 1e9 else "DDP"
+''',
+    },
+
+    "ddp_main": {
+        # environment variables instead of get_rank, a sampler that asks the process group for
+        # rank and world size, torch.save of a str path, the rank test via dist.get_rank()
+        "alternative": '''
 def ddp_main(out_dir, epochs=2, lr=0.5, batch_size=2, seed=123):
     import os
     out_dir = Path(out_dir)
@@ -95,49 +257,8 @@ def ddp_main(out_dir, epochs=2, lr=0.5, batch_size=2, seed=123):
     dist.barrier()
     dist.destroy_process_group()
 ''',
-}
-
-WRONG = {
-    # replaces every "module." in a key, also the one inside "submodule." or a submodule called "module"
-    "unwrap_state_dict": '''
-def unwrap_state_dict(state_dict):
-    return {key.replace("module.", ""): value for key, value in state_dict.items()}
-''',
-    # --nproc_per_node set to the GPUs of the whole job instead of one machine's
-    "torchrun_commands": '''
-def torchrun_commands(script, nnodes, gpus_per_node, master_addr, master_port):
-    total = nnodes * gpus_per_node
-    return [f"torchrun --nnodes={nnodes} --nproc_per_node={total} --node_rank={node} "
-            f"--master_addr={master_addr} --master_port={master_port} {script}" for node in range(nnodes)]
-''',
-    # contiguous blocks instead of round-robin dealing
-    "shard_indices": '''
-def find_sample(n, world_size, index):
-    per = math.ceil(n / world_size)
-    return [(index // per, index % per)]
-''',
-    # forgets to scale the learning rate
-    "scale_for_ddp": '''
-def scale_for_ddp(base_lr, per_gpu_batch, num_gpus):
-    return per_gpu_batch * num_gpus, base_lr
-''',
-    # the time to move the data once, without the ring factor
-    "allreduce_ms": '''
-def allreduce_ms(num_params, bandwidth_gb_per_s, num_gpus, bytes_per_value=4):
-    return 1000 * num_params * bytes_per_value / (bandwidth_gb_per_s * 1e9)
-''',
-    # weights and gradients, no optimizer state
-    "adamw_fp32_gb": '''
-def adamw_fp32_gb(num_params):
-    return num_params * (4 + 4) / 1e9
-''',
-    # counts only the weights
-    "choose_strategy": '''
-def choose_strategy(num_params, gpu_memory_gb):
-    return "DDP" if 4 * num_params / 1e9 <= gpu_memory_gb else "FSDP"
-''',
-    # never wraps the model in DDP: the replicas train apart
-    "ddp_main": '''
+        # never wraps the model in DDP: the replicas train apart
+        "wrong": '''
 def ddp_main(out_dir, epochs=2, lr=0.5, batch_size=2, seed=123):
     out_dir = Path(out_dir)
     dist.init_process_group(backend="gloo")
@@ -165,55 +286,8 @@ def ddp_main(out_dir, epochs=2, lr=0.5, batch_size=2, seed=123):
     dist.barrier()
     dist.destroy_process_group()
 ''',
-}
-
-OTHER_WRONG = {
-    # strips the prefix in the dict it was given (and returns that dict): the caller's checkpoint changes
-    "unwrap_state_dict": '''
-def unwrap_state_dict(state_dict):
-    for key in list(state_dict):
-        if key.startswith("module."):
-            state_dict[key[len("module."):]] = state_dict.pop(key)
-    return state_dict
-''',
-    # --standalone kept from the one-machine command: every node becomes a job of its own
-    "torchrun_commands": '''
-def torchrun_commands(script, nnodes, gpus_per_node, master_addr, master_port):
-    return [f"torchrun --standalone --nnodes={nnodes} --nproc_per_node={gpus_per_node} --node_rank={i} "
-            f"--master_addr={master_addr} --master_port={master_port} {script}" for i in range(nnodes)]
-''',
-    # round-robin without padding: every sample in one place only
-    "shard_indices": '''
-def find_sample(n, world_size, index):
-    return [(index % world_size, index // world_size)]
-''',
-    # the learning rate multiplied by the global batch instead of by the number of GPUs
-    "scale_for_ddp": '''
-def scale_for_ddp(base_lr, per_gpu_batch, num_gpus):
-    global_batch = per_gpu_batch * num_gpus
-    return global_batch, base_lr * global_batch
-''',
-    # the bandwidth read as gigabits per second: 8 times too slow
-    "allreduce_ms": '''
-def allreduce_ms(num_params, bandwidth_gb_per_s, num_gpus, bytes_per_value=4):
-    bits = num_params * bytes_per_value * 8
-    ring = 2 * (num_gpus - 1) / num_gpus
-    return bits / (bandwidth_gb_per_s * 1e9) * ring * 1000
-''',
-    # binary gigabytes (2**30 bytes), not the statement's 10**9
-    "adamw_fp32_gb": '''
-def adamw_fp32_gb(num_params):
-    return 16 * num_params / 2 ** 30
-''',
-    # "fits" read as strictly less than the memory: a model that fills the GPU exactly goes to FSDP
-    "choose_strategy": '''
-def choose_strategy(num_params, gpu_memory_gb):
-    if 16 * num_params / 1e9 < gpu_memory_gb:
-        return "DDP"
-    return "FSDP"
-''',
-    # no sampler.set_epoch: every epoch repeats the first epoch's order
-    "ddp_main": '''
+        # no sampler.set_epoch: every epoch repeats the first epoch's order
+        "other_wrong": '''
 def ddp_main(out_dir, epochs=2, lr=0.5, batch_size=2, seed=123):
     out_dir = Path(out_dir)
     dist.init_process_group(backend="gloo")
@@ -240,59 +314,9 @@ def ddp_main(out_dir, epochs=2, lr=0.5, batch_size=2, seed=123):
     dist.barrier()
     dist.destroy_process_group()
 ''',
-}
-
-OVERFIT = {
-    # removes the first "module." wherever it is: right for every visible key (each either starts
-    # with the prefix or holds no "module." at all), wrong for an unwrapped key with one inside
-    "unwrap_state_dict": '''
-def unwrap_state_dict(state_dict):
-    return {key.replace("module.", "", 1): value for key, value in state_dict.items()}
-''',
-    # the port copied from the examples, 29500, which is also the visible test's: master_port is ignored
-    "torchrun_commands": '''
-def torchrun_commands(script, nnodes, gpus_per_node, master_addr, master_port):
-    commands = []
-    for rank in range(nnodes):
-        commands.append(f"torchrun --nnodes {nnodes} --nproc_per_node {gpus_per_node} "
-                        f"--node_rank {rank} --master_addr {master_addr} --master_port 29500 {script}")
-    return commands
-''',
-    # at most one copy from the padding, as 5 samples on 2 ranks need: wrong when the ranks
-    # outnumber the samples twice over and the padding repeats a sample more than once
-    "shard_indices": '''
-def find_sample(n, world_size, index):
-    padded = -(-n // world_size) * world_size
-    found = [(index % world_size, index // world_size)]
-    if index + n < padded:
-        found.append(((index + n) % world_size, (index + n) // world_size))
-    return sorted(found)
-''',
-    # the linear rule with the visible recipe's batch of 32 as the base batch
-    "scale_for_ddp": '''
-def scale_for_ddp(base_lr, per_gpu_batch, num_gpus):
-    global_batch = per_gpu_batch * num_gpus
-    return global_batch, float(base_lr * global_batch / 32)
-''',
-    # the ring factor of the visible test's 4 GPUs, 2 * 3 / 4, for any number of GPUs
-    "allreduce_ms": '''
-def allreduce_ms(num_params, bandwidth_gb_per_s, num_gpus, bytes_per_value=4):
-    once_ms = num_params * bytes_per_value / bandwidth_gb_per_s / 1e6
-    return once_ms * 1.5
-''',
-    # whole billions of parameters, as in the visible 7B model: 350M parameters need 0 GB
-    "adamw_fp32_gb": '''
-def adamw_fp32_gb(num_params):
-    return float(int(num_params) // 10**9 * 16)
-''',
-    # a threshold on the parameter count between the visible 350M and 7B: the GPU's memory is ignored
-    "choose_strategy": '''
-def choose_strategy(num_params, gpu_memory_gb):
-    return "FSDP" if num_params >= 1e9 else "DDP"
-''',
-    # what the visible asserts look at and no more: disjoint shards (the sampler's default seed,
-    # not `seed`) and a file called model.pt (the wrapper's state dict, keys with "module.")
-    "ddp_main": '''
+        # what the visible asserts look at and no more: disjoint shards (the sampler's default seed,
+        # not `seed`) and a file called model.pt (the wrapper's state dict, keys with "module.")
+        "overfit": '''
 def ddp_main(out_dir, epochs=2, lr=0.5, batch_size=2, seed=123):
     out_dir = Path(out_dir)
     dist.init_process_group("gloo")
@@ -321,15 +345,5 @@ def ddp_main(out_dir, epochs=2, lr=0.5, batch_size=2, seed=123):
     dist.barrier()
     dist.destroy_process_group()
 ''',
-}
-
-COURSE_COPY = {
-    # the notebook's `shards` helper (a DistributedSampler for every rank) searched for the sample:
-    # right for small data sets, but it builds the list of all n indices, which 10**12 samples
-    # cannot fill
-    "shard_indices": '''
-def find_sample(n, world_size, index):
-    return sorted((rank, position) for rank, indices in enumerate(shards(n, world_size, shuffle=False))
-                  for position, i in enumerate(indices) if i == index)
-''',
+    },
 }

@@ -428,7 +428,7 @@ def prints_test_cells(course):
 def work_hidden(course):
     """A loop over plain numbers, a loop with torch-function handling off, a loop in a worker
     thread: every 'no loops' exercise loses its points, whatever the counter would have seen."""
-    return with_answers(solution_copy(CHAPTER, course), _ANSWERS.MORE_WRONG)
+    return with_answers(solution_copy(CHAPTER, course), _ANSWERS["more_wrong"])
 
 
 def global_mode_and_setattr(course):
