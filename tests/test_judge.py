@@ -297,12 +297,11 @@ def test_a_long_loop_is_stopped_and_counted_as_too_many(monkeypatch):
                 out[i, j] = (a[i] * a[j]).sum()
         return out
 
-    def stubborn(a):
-        while True:
-            try:
-                return pairs(a)
-            except BaseException:
-                continue
+    def stubborn(a):               # swallows the stop, and answers anyway
+        try:
+            return pairs(a)
+        except BaseException:
+            return a @ a.T
 
     def hidden_checks(check, rng):
         x = torch.randn(60, 4, generator=rng)    # 3,600 pairs, two lines each
