@@ -63,8 +63,9 @@ def run_with_probes(nb, solution: Path, assignment: str, notebook: str, hidden: 
         # a cell past its time is interrupted and the run goes on (a reference probe that fails
         # that way still stops grading, in _run); without it one slow cell ends the whole run
         # behind the wall as the student's kernel is (same environment, warm: torch already imported),
-        # with no CPU limit: it runs the instructor's code for a whole class
-        km = sandbox.kernel_manager(dataclasses.replace(sandbox.Limits.from_env(), cpu_seconds=None))
+        # with no CPU or memory limit: it runs the instructor's code and a whole class's probes
+        km = sandbox.kernel_manager(dataclasses.replace(sandbox.Limits.from_env(), cpu_seconds=None,
+                                                        memory_bytes=None))
         NotebookClient(nb, km=km, timeout=timeout, allow_errors=True, kernel_name="python3", interrupt_on_timeout=True,
                        skip_cells_with_tag=SKIP_WHEN_GRADING,   # as in the student's kernel
                        shutdown_kernel="immediate",             # as in the student's kernel

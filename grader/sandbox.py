@@ -61,11 +61,12 @@ class Limits:
     five seconds later. memory_bytes: address space; torch reserves a lot of it when it loads
     (about 3.7 GB with its thread pools), so it must stay at a few GiB. file_bytes: largest file.
     disk_bytes: the size of each of the kernel's two writable folders (/tmp and its working
-    folder), which are memory file systems that vanish with the kernel. cpu_seconds None: no
-    CPU limit (the reference kernel, which runs the instructor's code for a whole class).
+    folder), which are memory file systems that vanish with the kernel. cpu_seconds or
+    memory_bytes None: no such limit (the reference kernel, which runs the instructor's code and
+    the probes of a whole class in one process).
     """
     cpu_seconds: int | None = 900
-    memory_bytes: int = 6 * 1024**3
+    memory_bytes: int | None = 6 * 1024**3
     file_bytes: int = 256 * 1024**2
     disk_bytes: int = 512 * 1024**2
 
@@ -187,7 +188,7 @@ def wall_command(cmd: list, workdir: str, runtime: str, limits: Limits | None = 
         inner += ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
                   "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all"]
     cpu = f"{limits.cpu_seconds}:{limits.cpu_seconds + 5}" if limits.cpu_seconds else "unlimited"
-    inner += ["prlimit", f"--cpu={cpu}", f"--as={limits.memory_bytes}",
+    inner += ["prlimit", f"--cpu={cpu}", f"--as={limits.memory_bytes or 'unlimited'}",
               f"--fsize={limits.file_bytes}", "--core=0", "--"]
     return args + ["--"] + inner + list(cmd)
 

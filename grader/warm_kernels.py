@@ -63,7 +63,7 @@ def become_kernel(request: dict, last_cap: int) -> None:
     limits = request["limits"]
     cpu = limits["cpu_seconds"]
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5) if cpu else (resource.RLIM_INFINITY,) * 2)
-    resource.setrlimit(resource.RLIMIT_AS, (limits["memory_bytes"],) * 2)
+    resource.setrlimit(resource.RLIMIT_AS, (limits["memory_bytes"] or resource.RLIM_INFINITY,) * 2)
     resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_bytes"],) * 2)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     os.chdir(request["workdir"])
