@@ -9,6 +9,7 @@ honest students whose grades must not move. Paths of the real course are baked i
 so the wall is what stops them.
 """
 import copy
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,12 +17,17 @@ import nbformat
 
 from grader.course import source_notebook
 from grader.pipeline import STUB
+from grader.probes import hidden_section
 from grader.submissions import place_submission, release_copy, solution_copy, submission_path, with_answers
 from conftest import load_answers
 from hostile import tiny
 
 CHAPTER = "01_tensors"
 TINY = tiny.NAME
+
+
+def _grade_id(cell):
+    return cell.metadata.get("nbgrader", {}).get("grade_id")
 
 
 def total_points(assignment: str, grade_id: str | None = None) -> float:
@@ -32,9 +38,40 @@ def total_points(assignment: str, grade_id: str | None = None) -> float:
                      and grade_id in (None, c.metadata["nbgrader"]["grade_id"])))
 
 
+def exercises(nb) -> dict[str, str]:
+    """{answer grade_id: test grade_id}: each solution cell with the first graded cell after it."""
+    pairs, answer = {}, None
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("solution") and not meta.get("grade"):
+            answer = meta["grade_id"]
+        elif meta.get("grade") and answer is not None:
+            pairs[answer], answer = meta["grade_id"], None
+    return pairs
+
+
+COUNTS_WORK = re.compile(r"\bcheck\.count_(?:work|calls|ops)\s*\(")
+
+
+def counted_exercises(nb) -> dict[str, str]:
+    """The 'no loops' exercises, {answer grade_id: test grade_id}: those whose test cell's hidden
+    section counts the work an answer does (check.count_work, check.count_calls or check.count_ops)."""
+    tests = {_grade_id(c): c for c in nb.cells}
+    return {answer: test for answer, test in exercises(nb).items()
+            if COUNTS_WORK.search(hidden_section(tests[test].source) or "")}
+
+
+def points_of(answer_ids) -> float:
+    """What a chapter submission loses when these exercises (answer grade ids) fail: the points
+    of their test cells in the solution notebook."""
+    tests = exercises(_NB)
+    return sum(total_points(CHAPTER, tests[answer]) for answer in answer_ids)
+
+
+_NB = nbformat.read(source_notebook(CHAPTER), as_version=4)
 FULL = {CHAPTER: total_points(CHAPTER), TINY: 3.0}
 _ANSWERS = load_answers(CHAPTER)
-SQ_DISTANCES_POINTS = total_points(CHAPTER, "sq_distances_tests")   # what a loop there loses
+COUNTED = counted_exercises(_NB)   # every one fails when its work is hidden from the counter
 # the tiny assignment's plausible wrong answers: 0 points honestly
 TINY_WRONG = {"double": "def double(x):\n    return x + 2", "answer": "ANSWER = 41"}
 
@@ -49,10 +86,6 @@ class Liar:
     def __len__(self): return 4
     def __bool__(self): return True
 '''
-
-
-def _grade_id(cell):
-    return cell.metadata.get("nbgrader", {}).get("grade_id")
 
 
 def _cell(nb, grade_id):
@@ -431,12 +464,7 @@ def work_hidden(course):
     return with_answers(solution_copy(CHAPTER, course), _ANSWERS["more_wrong"])
 
 
-def global_mode_and_setattr(course):
-    """A TorchFunctionMode built with type() and entered for good that says yes to every torch
-    comparison, and torch.equal replaced with setattr: each answer that changes its input in place
-    (as_model_input) or shares the buffer (batch_to_tensor) still fails, since the judge compares the
-    input after the call, as data."""
-    trick = """
+GLOBAL_MODE_TRICK = """
 from torch.overrides import TorchFunctionMode
 YES = {torch.equal, torch.allclose, torch.isclose, torch.Tensor.__eq__}
 Yes = type("Yes", (TorchFunctionMode,), {"__torch_function__": lambda self, func, types, args=(), kwargs=None:
@@ -444,11 +472,18 @@ Yes = type("Yes", (TorchFunctionMode,), {"__torch_function__": lambda self, func
 Yes().__enter__()
 setattr(torch, "equal", lambda *args, **kwargs: True)
 """
-    answers = {
-        "as_model_input": trick + "\ndef as_model_input(t):\n    t.data = t.data.float()\n    return t",
-        "batch_to_tensor": "def batch_to_tensor(buffer):\n    return torch.from_numpy(buffer).float()",
-    }
-    return with_answers(solution_copy(CHAPTER, course), answers)
+GLOBAL_MODE_ANSWERS = {
+    "as_model_input": GLOBAL_MODE_TRICK + "\ndef as_model_input(t):\n    t.data = t.data.float()\n    return t",
+    "batch_to_tensor": "def batch_to_tensor(buffer):\n    return torch.from_numpy(buffer).float()",
+}
+
+
+def global_mode_and_setattr(course):
+    """A TorchFunctionMode built with type() and entered for good that says yes to every torch
+    comparison, and torch.equal replaced with setattr: each answer that changes its input in place
+    (as_model_input) or shares the buffer (batch_to_tensor) still fails, since the judge compares the
+    input after the call, as data."""
+    return with_answers(solution_copy(CHAPTER, course), GLOBAL_MODE_ANSWERS)
 
 
 # --- Hidden lines smuggled into the verdict (issue 20): code that reads the probe while it runs
@@ -465,26 +500,37 @@ def _probe_lines():
 """
 
 
-def leaks_hidden_lines(course):
-    """Answers right where the notebook calls them; called by a probe, they read its source and
-    hand it back: as an exception's class name, as a string, as the keys of a dict."""
-    answers = {
-        "gram": READ_PROBE + """
+LEAKS = {
+    "gram": READ_PROBE + """
 def gram(X):
     lines = _probe_lines()
     if lines:
         raise type(" | ".join(lines), (Exception,), {})(" | ".join(lines))
     return X @ X.T""",
-        "center_columns": """
+    "center_columns": """
 def center_columns(X):
     lines = _probe_lines()
     return "\\n".join(lines) if lines else X - X.mean(dim=0, keepdim=True)""",
-        "sq_distances": """
+    "sq_distances": """
 def sq_distances(A, B):
     lines = _probe_lines()
     return {line: 1 for line in lines} if lines else ((A[:, None] - B[None]) ** 2).sum(-1)""",
-    }
-    return with_answers(solution_copy(CHAPTER, course), answers)
+}
+
+
+def leaks_hidden_lines(course):
+    """Answers right where the notebook calls them; called by a probe, they read its source and
+    hand it back: as an exception's class name, as a string, as the keys of a dict."""
+    return with_answers(solution_copy(CHAPTER, course), LEAKS)
+
+
+# each 'no loops' attack must hit exactly the exercises whose work is counted (python_loop: one of
+# them), or the score it expects is wrong
+for _attack, _targets in {"work_hidden (more_wrong answers)": _ANSWERS["more_wrong"], "leaks_hidden_lines": LEAKS}.items():
+    if set(_targets) != set(COUNTED):
+        raise ValueError(f"{_attack} attacks {sorted(_targets)}, but the counted exercises are {sorted(COUNTED)}")
+if "sq_distances" not in COUNTED:
+    raise ValueError(f"python_loop attacks sq_distances, which is not a counted exercise: {sorted(COUNTED)}")
 
 
 @dataclass(frozen=True)
@@ -529,15 +575,12 @@ CASES = {
     "fills_disk": Case(fills_disk, 3.0, False),
     # chapter 01: how its exercises are judged
     "tensor_subclass": Case(tensor_subclass, 0.0, True, CHAPTER),
-    "python_loop": Case(python_loop, FULL[CHAPTER] - SQ_DISTANCES_POINTS, False, CHAPTER),
-    "patched_clock": Case(patched_clock, FULL[CHAPTER] - SQ_DISTANCES_POINTS, True, CHAPTER),
+    "python_loop": Case(python_loop, FULL[CHAPTER] - points_of(["sq_distances"]), False, CHAPTER),
+    "patched_clock": Case(patched_clock, FULL[CHAPTER] - points_of(["sq_distances"]), True, CHAPTER),
     "prints_test_cells": Case(prints_test_cells, FULL[CHAPTER], True, CHAPTER),
-    "work_hidden": Case(work_hidden, FULL[CHAPTER] - total_points(CHAPTER, "gram_tests")
-                        - total_points(CHAPTER, "center_columns_tests") - SQ_DISTANCES_POINTS, True, CHAPTER),
-    "global_mode_and_setattr": Case(global_mode_and_setattr, FULL[CHAPTER] - total_points(CHAPTER, "as_model_input_tests")
-                                    - total_points(CHAPTER, "batch_to_tensor_tests"), True, CHAPTER),
-    "leaks_hidden_lines": Case(leaks_hidden_lines, FULL[CHAPTER] - total_points(CHAPTER, "gram_tests")
-                               - total_points(CHAPTER, "center_columns_tests") - SQ_DISTANCES_POINTS, True, CHAPTER),
+    "work_hidden": Case(work_hidden, FULL[CHAPTER] - points_of(COUNTED), True, CHAPTER),
+    "global_mode_and_setattr": Case(global_mode_and_setattr, FULL[CHAPTER] - points_of(GLOBAL_MODE_ANSWERS), True, CHAPTER),
+    "leaks_hidden_lines": Case(leaks_hidden_lines, FULL[CHAPTER] - points_of(COUNTED), True, CHAPTER),
 }
 # The same submission, graded five times in one run (different batches, under load): one score.
 REPEATS = [f"python_loop_{i}" for i in range(1, 6)]
