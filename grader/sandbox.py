@@ -288,12 +288,16 @@ class SandboxKernelManager(AsyncKernelManager):
             shutil.rmtree(self._wall_runtime, ignore_errors=True)
 
 
-def kernel_manager(limits: Limits | None = None) -> AsyncKernelManager:
+def kernel_manager_class() -> type:
     """The kernel manager of a graded run: behind the wall (warm where it can) unless COURSE_SANDBOX=0."""
-    if not enabled():
-        return AsyncKernelManager()
-    manager = SandboxKernelManager()
-    manager.limits = limits
+    return SandboxKernelManager if enabled() else AsyncKernelManager
+
+
+def kernel_manager(limits: Limits | None = None) -> AsyncKernelManager:
+    """One kernel manager of kernel_manager_class(), with `limits` if it is the wall's."""
+    manager = kernel_manager_class()()
+    if isinstance(manager, SandboxKernelManager):
+        manager.limits = limits
     return manager
 
 

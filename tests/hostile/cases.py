@@ -17,6 +17,7 @@ import nbformat
 
 from grader.course import source_notebook
 from grader.pipeline import STUB
+from grader.preprocessors.comments import answer_cells
 from grader.probes import hidden_section
 from grader.submissions import place_submission, release_copy, solution_copy, submission_path, with_answers
 from conftest import load_answers
@@ -39,15 +40,8 @@ def total_points(assignment: str, grade_id: str | None = None) -> float:
 
 
 def exercises(nb) -> dict[str, str]:
-    """{answer grade_id: test grade_id}: each solution cell with the first graded cell after it."""
-    pairs, answer = {}, None
-    for cell in nb.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if meta.get("solution") and not meta.get("grade"):
-            answer = meta["grade_id"]
-        elif meta.get("grade") and answer is not None:
-            pairs[answer], answer = meta["grade_id"], None
-    return pairs
+    """{answer grade_id: test grade_id}, paired as the formgrader's comments pair them."""
+    return {answer: test for test, answer in answer_cells(nb).items()}
 
 
 COUNTS_WORK = re.compile(r"\bcheck\.count_(?:work|calls|ops)\s*\(")
