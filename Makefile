@@ -54,12 +54,16 @@ instructor-lab: setup  ## JupyterLab on the whole course: the formgrader, soluti
 # COURSE_QUICK shortens training and COURSE_OFFLINE keeps off the network (FashionMNIST from disk), as in CI,
 # so that nbval compares against the outputs committed in solutions/. nbval runs beside the suite,
 # on the CPU the suite leaves idle (its serial tests); its log is printed after the suite's.
+# A hang anywhere is stopped after TEST_TIMEOUT seconds (SIGINT: pytest still prints where it was)
+# rather than holding CI to its own limit; a quiet 2-core machine needs about 700.
 NBVAL_LOG := .nbval.log
+TEST_TIMEOUT ?= 3600
+STOP_HANG = timeout -k 60 -s INT $(TEST_TIMEOUT)
 test: setup  ## run the whole suite: harness tests, end-to-end grading, nbval on solutions/
 	@export COURSE_QUICK=1 COURSE_OFFLINE=1; \
-	$(PY) -m pytest --nbval solutions --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 300 \
+	$(STOP_HANG) $(PY) -m pytest --nbval solutions --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 300 \
 		-p no:cacheprovider > $(NBVAL_LOG) 2>&1 & nbval=$$!; \
-	$(PY) -m pytest tests --durations=40 && suite=0 || suite=$$?; \
+	$(STOP_HANG) $(PY) -m pytest tests --durations=40 && suite=0 || suite=$$?; \
 	wait $$nbval && notebooks=0 || notebooks=$$?; \
 	echo "---- nbval on solutions/ (ran beside the suite) ----"; cat $(NBVAL_LOG); \
 	test $$suite = 0 && test $$notebooks = 0

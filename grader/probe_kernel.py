@@ -74,13 +74,20 @@ def _course_probe(hidden_checks, seed, grade_id):
             elif event == "line":
                 steps.append(1)
                 if len(steps) > max_steps:
-                    raise _TooManySteps()
+                    if threading.get_ident() == measuring_thread:
+                        raise _TooManySteps()
+                    # Another thread is left to run, untraced: stopped anywhere in its library code
+                    # (a pool's worker loop), it could leave the caller waiting for it forever.
+                    # Its count is infinite all the same.
+                    sys.settrace(None)
+                    return None
             return lines
 
         def calls_of_new_thread(frame, event, arg):
             if event in ("call", "c_call"):
                 steps.append(1)
         outside = sys._getframe()
+        measuring_thread = threading.get_ident()
         previous = sys.gettrace()
         threading.setprofile(calls_of_new_thread)
         threading.settrace(lines)

@@ -282,6 +282,42 @@ def test_counters_see_work_the_student_could_hide(monkeypatch):
         assert seen[name][0] >= 300, (name, seen)       # a step per number or per row, in any thread
 
 
+def test_a_thread_past_the_limit_never_leaves_its_caller_waiting(monkeypatch):
+    """A loop in a thread the function started goes past MAX_STEPS while the function waits for
+    it. Stopping that thread would leave the wait unanswered (a pool's worker dies outside the
+    job, and the probe, the cell and the test hang: CI did, once); it runs on and counts as
+    infinite."""
+    import threading
+    import time
+    import IPython.display
+    from grader.probe_kernel import MAX_STEPS, _course_probe
+    monkeypatch.setattr(IPython.display, "display", lambda *a, **k: None)
+    seen, finished = {}, []
+
+    def handed_off(a):
+        done, out = threading.Event(), []
+
+        def work():
+            time.sleep(0.5)            # the caller is waiting (in C, running no lines) by then
+            total = 0
+            for i in range(3 * MAX_STEPS):
+                total += i
+            out.append(a @ a.T)
+            finished.append(total)
+            done.set()
+        threading.Thread(target=work, daemon=True).start()
+        if not done.wait(timeout=10):
+            raise TimeoutError("the thread was stopped before it answered")
+        return out[0]
+
+    def hidden_checks(check, rng):
+        seen["handed_off"] = check.count_work(handed_off, torch.randn(5, 3, generator=rng))
+
+    _course_probe(hidden_checks, 3, "handoff_tests")
+    assert finished, "the thread was stopped, and its caller waited in vain"
+    assert seen["handed_off"] == (None, float("inf"), float("inf"))
+
+
 def test_a_long_loop_is_stopped_and_counted_as_too_many(monkeypatch):
     """Past MAX_STEPS lines the counter stops the function: a loop over thousands of pairs fails at
     once, in the same way on any machine, even if it swallows the stop; whole-tensor code is untouched."""
