@@ -55,10 +55,10 @@ class FashionCNN(nn.Module):
 
 @torch.no_grad()
 def predictions(model, loader, device="cpu"):
-    """(predicted labels, true labels) for every example of `loader`, as two 1-d tensors."""
+    """(predicted labels, true labels) for every example of `loader`, as two 1-d CPU tensors."""
     model.eval()
     predicted, true = [], []
     for features, labels in loader:
         predicted.append(model(features.to(device)).argmax(dim=1).cpu())
-        true.append(labels)
+        true.append(labels.cpu())
     return torch.cat(predicted), torch.cat(true)
