@@ -1,26 +1,9 @@
-"""Grade everything in submitted/ in parallel, each notebook behind the wall.
+"""Grade everything in submitted/ in parallel, each notebook behind the wall: the hand-ins are dealt
+into batches, each batch graded by plain `nbgrader autograde` in a scratch course of its own, and
+the results merged one submission at a time into the one gradebook and autograded/.
 
-nbgrader grades one notebook after another and keeps its grades in one sqlite file, which two
-nbgrader processes cannot safely write at once. So the submissions are split into small batches,
-and each batch is graded by plain `nbgrader autograde ASSIGNMENT --force` in a scratch course of
-its own:
-
-    scratch/
-      nbgrader_config.py   the course's: its pipeline (grader/pipeline.py) runs each kernel behind
-                           the wall and has the judge decide the grades
-      gradebook.db         a snapshot of the course's gradebook (taken once, before grading)
-      solutions/A/         the assignment's source: the judge's reference run reads the solution
-                           notebook; nbgrader copies the other files over the submission
-      submitted/S/A/       the hand-ins of this batch's students, nobody else's
-
-Inside, every notebook still gets its own kernel, and that kernel sees only its own files in a
-private working folder (grader/sandbox.py), so batch-mates cannot reach each other either, nor
-the scratch course's solutions/ and gradebook.
-Workers run in parallel (one nbgrader process each); the parent then merges, one submission at a
-time, what autograde wrote into the scratch gradebook (auto scores, needs-manual-grade flags, auto
-comments, timestamps, late penalties) into the real gradebook, and copies autograded/S/A/ back, so
-that `nbgrader generate_feedback`, `nbgrader export` and the formgrader see exactly what a serial
-`nbgrader autograde` would have left (tests/test_parallel_grading.py compares the two).
+How and why: docs/GRADING.md, "How parallel grading works"; tests/test_parallel_grading.py checks
+that the result is what a serial `nbgrader autograde` leaves.
 """
 import math
 import os

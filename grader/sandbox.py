@@ -1,29 +1,9 @@
-"""The wall around student code: a Jupyter kernel that runs inside bubblewrap, with limits.
+"""The wall around student code: every graded kernel, the student's and the reference's, runs
+inside bubblewrap (no course files, no network, no other process, user `nobody`, a cleared
+environment, CPU, memory and file-size limits) and talks to nbgrader over Unix sockets.
 
-nbgrader runs every submission in a Jupyter kernel that it starts through jupyter_client. Here the
-kernel manager is swapped for `SandboxKernelManager`, which launches the same kernel command
-inside `bwrap` (Debian's bubblewrap) so that, for the whole life of the kernel:
-
-- the file system is a fresh root that holds only the system (/usr, /etc without the password
-  hashes), Python and the venv, the course package (torchcourse/, grader/) and the data folder, all
-  read-only, plus the kernel's own working folder (the one submission being graded, its files
-  read-only) and /tmp, both private memory file systems of limited size that vanish with it. The gradebook, solutions/, submitted/ and every other student's folder are not
-  mounted at all: by absolute path they simply do not exist;
-- there is no network (a network namespace of its own, with only its own loopback);
-- it sees no other process (a PID namespace), and dies with the grader (--die-with-parent);
-- it runs as user `nobody` when the grader runs as root, so it can write nowhere else even if a
-  path were mounted by mistake;
-- the environment is cleared (no tokens or paths of the instructor leak in);
-- RLIMIT_CPU, RLIMIT_AS (memory) and RLIMIT_FSIZE bound CPU time, memory and file size.
-
-Where it can, the kernel starts warm (grader/warm_kernels.py): bwrap builds the same wall around a
-placeholder, and a kernel forked from a process that already imported torch enters it.
-
-The kernel talks to nbgrader over jupyter_client's `ipc` transport (Unix sockets in a private
-folder mounted into the sandbox), because a kernel in its own network namespace cannot be reached
-over loopback TCP.
-
-What it does not protect against is written down, with the test of each claim, in docs/GRADING.md.
+What the wall is made of, what it protects against and what it does not, with the test of each
+claim: docs/GRADING.md, "The wall". Warm kernels enter the same wall: grader/warm_kernels.py.
 """
 import asyncio
 import json

@@ -1,19 +1,8 @@
-"""Warm kernels: graded kernels start with torch already imported (docs/GRADING.md, "Warm kernels").
+"""Warm kernels: graded kernels start with torch already imported. A zygote that imports torch once
+forks, for each kernel, a guard that enters the namespaces bubblewrap built (setns(2), so root
+only) and forks the kernel there, which then drops to `nobody` with the wall's limits.
 
-Importing torch, torchvision and ipykernel costs 3 to 6 s of CPU in every kernel, about half of
-what grading a notebook costs. A zygote pays it once per grading process: a Python started with
-the wall's clean environment, that imports them and then only forks, on request, a kernel for one
-submission. It never runs student code, and holds nothing but imported modules.
-
-The wall itself stays bubblewrap's. For each kernel, grader.sandbox starts bwrap as before, with a
-placeholder command instead of the kernel. When the placeholder is running (every mount is in
-place), the zygote forks a guard that enters the sandbox's namespaces (mount, network, PID, IPC,
-UTS, cgroup) with setns(2); the guard forks the kernel, which is then inside the sandbox's PID
-namespace and file system. The kernel drops to `nobody` with no capabilities and no way to gain
-any, takes the wall's resource limits and environment, and runs ipykernel. When the kernel ends,
-the guard kills bwrap, which takes every process of the sandbox with it; killing bwrap (the
-grader's shutdown) likewise ends the kernel. Only root can enter another process's namespaces:
-a grader that is not root starts kernels the cold way.
+The design, what a student could observe, and the tests: docs/GRADING.md, "Warm kernels".
 """
 import ctypes
 import importlib

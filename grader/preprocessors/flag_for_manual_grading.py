@@ -8,13 +8,14 @@ from nbgrader.api import Gradebook
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from grader.preprocessors.comments import add_auto_comment, answer_cells
+from grader.preprocessors.handoff import handoff
 
 PREFIX = "Flagged for manual grading (the code reaches into the grading machinery): "
 
 
 class FlagForManualGrading(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
-        flags = resources.get("judge", {}).get("flags", {})
+        flags = handoff(resources).flags
         if not flags:
             return nb, resources
         info = resources["nbgrader"]

@@ -1,21 +1,11 @@
 """Judge: decides every test cell's grade in the grader's process, from data, never in the kernel.
 
-For each test cell it compares the student's probe record (untrusted data from the student's
-kernel, grader/preprocessors/sandboxed_execute.py) with the reference's (a trusted kernel that ran
-the solution notebook, grader/reference.py), check by check, with the rule the reference gave
-(grader/compare.py). Then it REPLACES the test cell's outputs: what the student's kernel printed
-there becomes plain text (so no error, stderr or execute_result of the kernel's can set a score),
-followed by the verdict: an error output when a check failed (nbgrader then scores 0), a line of
-text when all passed (full points). SaveAutoGrades turns those outputs into the gradebook's scores,
-as for any nbgrader test cell.
-
-It also scans the code the student wrote (grader/scan.py); reasons found go to
-resources["judge"]["flags"] and FlagForManualGrading marks the exercise after SaveAutoGrades.
-
-A test cell without `hidden_checks` (an ordinary nbgrader cell) keeps the outputs of the student's
-kernel, and nbgrader's own rule decides it; its grade id goes to resources["judge"]["kernel_decided"]
-and MarkKernelDecided says so in the formgrader. `Judge.require_hidden_checks = True` refuses such
-cells instead (docs/GRADING.md, "Ordinary nbgrader cells").
+For each test cell with hidden checks it compares the student's probe record (untrusted) with the
+reference's, check by check (grader/compare.py), and replaces the cell's outputs with the verdict,
+which SaveAutoGrades scores. Ordinary nbgrader test cells keep nbgrader's own rule. It also scans
+the student's code (grader/scan.py) for FlagForManualGrading. What it hands the other
+preprocessors: grader/preprocessors/handoff.py. The design and its threat model: docs/GRADING.md,
+"Who decides a grade" and "Ordinary nbgrader cells".
 """
 from pathlib import Path
 
@@ -26,7 +16,8 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Bool, Integer
 
 from grader.compare import compare
-from grader.probes import ProbeError, exception_name, gradebook_hidden_sections, read_probe
+from grader.preprocessors.handoff import handoff, hidden_sections
+from grader.probes import ProbeError, exception_name, read_probe
 from grader.reference import reference_records
 from grader.scan import module_names, scan
 
@@ -82,7 +73,8 @@ class Judge(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         info = resources["nbgrader"]
         course = CourseDirectory(parent=self)
-        hidden = gradebook_hidden_sections(info["db_url"], info["notebook"], info["assignment"])
+        shared = handoff(resources)
+        hidden = hidden_sections(resources)
         solution = Path(course.format_path(course.source_directory, ".", info["assignment"])) / f"{info['notebook']}.ipynb"
         tests = [c.metadata.nbgrader["grade_id"] for c in nb.cells if c.cell_type == "code"
                  and utils.is_grade(c) and not utils.is_solution(c)]
@@ -99,10 +91,9 @@ class Judge(NbGraderPreprocessor):
                 f"{course.submitted_directory}/{course.student_id}/{info['assignment']}")} | {info["student"]})
             reference = reference_records(solution, info["assignment"], info["notebook"], hidden, handed_in,
                                           timeout=self.timeout)[info["student"]]
-        probes = resources.get("judge", {}).get("probes", {})
-        flags = self._scan(nb, solution)
-        resources.setdefault("judge", {})["flags"] = flags
-        resources["judge"]["kernel_decided"] = ordinary
+        probes = shared.probes
+        flags = shared.flags = self._scan(nb, solution)
+        shared.kernel_decided = ordinary
         for cell in nb.cells:
             if cell.cell_type != "code" or not utils.is_grade(cell) or utils.is_solution(cell):
                 continue

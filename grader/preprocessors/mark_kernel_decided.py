@@ -8,6 +8,7 @@ from nbgrader.api import Gradebook
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from grader.preprocessors.comments import add_auto_comment, answer_cells
+from grader.preprocessors.handoff import handoff
 
 NOTE = ("Decided in the student's kernel: {test} has no hidden checks, so nbgrader's own rule graded it "
         "from the outputs of the student's code, which that code could forge.")
@@ -15,7 +16,7 @@ NOTE = ("Decided in the student's kernel: {test} has no hidden checks, so nbgrad
 
 class MarkKernelDecided(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
-        decided = resources.get("judge", {}).get("kernel_decided", [])
+        decided = handoff(resources).kernel_decided
         answers = answer_cells(nb)
         if not any(grade_id in answers for grade_id in decided):
             return nb, resources

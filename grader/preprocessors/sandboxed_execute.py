@@ -1,13 +1,8 @@
-"""SandboxedExecute: nbgrader's Execute, with the kernel behind the wall, capped output, and probes.
-
-1. The kernel is started by grader.sandbox.SandboxKernelManager (bubblewrap: no course files, no
-   network, resource limits). COURSE_SANDBOX=0 runs it unwalled, with a loud warning.
-2. Output is capped while it arrives, per cell and per notebook, with a note where it was cut,
-   so a notebook that prints 200 MB costs neither memory nor a 200 MB feedback page.
-3. After the last cell, in the same kernel, one probe per test cell of the gradebook runs the
-   cell's hidden section with the student's seed (grader/probes.py). The probe cells are removed
-   again; their outputs go to resources["judge"]["probes"] for the Judge, as untrusted data.
-4. Cells tagged `skip-when-grading` (grader/pipeline.py) do not run; the graded notebook says so.
+"""SandboxedExecute: nbgrader's Execute with the kernel behind the wall (grader/sandbox.py), output
+capped per cell and per notebook, cells tagged `skip-when-grading` not run, and, after the last
+cell, one probe per judged test cell run in the same kernel with the student's seed; the probes'
+outputs go to the Judge as untrusted data (grader/preprocessors/handoff.py). docs/GRADING.md,
+"Who decides a grade".
 """
 import json
 import sys
@@ -18,7 +13,8 @@ from traitlets import Integer, Unicode
 
 from grader import sandbox
 from grader.pipeline import SKIP_WHEN_GRADING
-from grader.probes import MAX_PROBE_BYTES, gradebook_hidden_sections, probe_source, student_seed
+from grader.preprocessors.handoff import handoff, hidden_sections
+from grader.probes import MAX_PROBE_BYTES, probe_source, student_seed
 
 
 def _size(content: dict) -> int:
@@ -43,7 +39,8 @@ class SandboxedExecute(Execute):
 
     def preprocess(self, nb, resources, *args, **kwargs):
         info = resources["nbgrader"]
-        probes = self._probe_cells(info)
+        shared = handoff(resources)
+        probes = self._probe_cells(info, hidden_sections(resources))
         self._notebook_cells = len(nb.cells)
         self._kept = {}             # cell index -> bytes kept
         self._cut = set()           # cells that got their truncation note
@@ -58,13 +55,12 @@ class SandboxedExecute(Execute):
                 cell.outputs = [nbformat.v4.new_output(
                     "stream", name="stdout", text="[not run while grading: a demonstration that no "
                                                   "graded cell depends on]\n")]
-        resources.setdefault("judge", {})["probes"] = {
-            cell.metadata["probe_for"]: list(cell.get("outputs", [])) for cell in ran}
+        shared.probes = {cell.metadata["probe_for"]: list(cell.get("outputs", [])) for cell in ran}
         return nb, resources
 
-    def _probe_cells(self, info) -> list:
+    @staticmethod
+    def _probe_cells(info, hidden: dict) -> list:
         cells = []
-        hidden = gradebook_hidden_sections(info["db_url"], info["notebook"], info["assignment"])
         for grade_id, code in sorted(hidden.items()):   # a test cell without one: the Judge reports it
             seed = student_seed(info["assignment"], info["notebook"], info["student"], grade_id)
             cell = nbformat.v4.new_code_cell(probe_source(code, seed, grade_id))

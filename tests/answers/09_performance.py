@@ -82,6 +82,44 @@ def eager_and_graph_us(kernel_us, launch_us):
 ''',
     },
 
+    "break_even": {
+        # integer arithmetic on the totals, counting calls until the compiled run catches up
+        "alternative": '''
+def calls_to_break_even(compile_s, eager_s, compiled_s):
+    if compiled_s > eager_s or (compiled_s == eager_s and compile_s > 0):
+        return None
+    calls = 1
+    if compile_s > 0:
+        calls = max(1, int(-(-compile_s // (eager_s - compiled_s))))
+    return calls
+''',
+        # a tie counted as a loss: one call too many whenever the saving divides the compile time
+        "wrong": '''
+def calls_to_break_even(compile_s, eager_s, compiled_s):
+    saved = eager_s - compiled_s
+    if saved <= 0:
+        return None
+    return math.floor(compile_s / saved) + 1
+''',
+        # forgets the cases with nothing to save: a saving of zero or less gives 0 or a negative count
+        "other_wrong": '''
+def calls_to_break_even(compile_s, eager_s, compiled_s):
+    saved = eager_s - compiled_s
+    if saved == 0:
+        return 0
+    return max(1, math.ceil(compile_s / saved))
+''',
+        # the visible cases looked up, a rough guess elsewhere
+        "overfit": '''
+def calls_to_break_even(compile_s, eager_s, compiled_s):
+    known = {(10.0, 0.5, 0.25): 40, (1.0, 0.625, 0.25): 3, (0.0, 0.5, 0.25): 1}
+    if (compile_s, eager_s, compiled_s) in known:
+        return known[(compile_s, eager_s, compiled_s)]
+    if compiled_s >= eager_s:
+        return None
+    return int(compile_s / eager_s) + 1
+''',
+    },
     "tf32_facts": {
         # frexp/ldexp instead of the bits: round the mantissa, scaled to an integer
         "alternative": '''
