@@ -94,7 +94,7 @@ student-bundle: setup  ## what students get, without solutions or hidden tests: 
 	$(PY) -m grader bundle "$(BUNDLE_DIR)"
 
 bench-grading: setup  ## grade a class serially and in parallel; prints the speed-up ratio last
-	$(PY) -m grader bench
+	$(PY) tests/bench_grading.py
 
 audit-seeds: setup  ## every answer set in tests/answers judged for 8 students' seeds: the same verdict for each
 	$(PY) tests/seed_audit.py $(CHAPTERS)

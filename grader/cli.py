@@ -41,11 +41,6 @@ def _workspace(args):
     return workspace_main(args.folder)
 
 
-def _bench(args):
-    from grader.bench import main as bench_main
-    return bench_main(students=args.students, jobs=args.jobs)
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
     verbs = parser.add_subparsers(dest="verb", required=True)
@@ -76,11 +71,6 @@ def main(argv=None) -> int:
     p = verbs.add_parser("workspace", help="copy new chapters and newer releases into the student's workspace")
     p.add_argument("folder", nargs="?", default=None, help="default: workspace/ in the course")
     p.set_defaults(func=_workspace)
-
-    p = verbs.add_parser("bench", help="serial vs parallel grading of a generated class")
-    p.add_argument("--students", type=int, default=20)
-    p.add_argument("--jobs", type=int, default=None, help="parallel workers (default: one per core)")
-    p.set_defaults(func=_bench)
 
     args = parser.parse_args(argv)
     return args.func(args)

@@ -16,7 +16,7 @@ import pytest
 
 from grader.course import REPO_ROOT, chapters, run_nbgrader
 from grader.release import release
-from grader.submissions import copy_course
+from submissions import copy_course
 
 ANSWERS_DIR = Path(__file__).parent / "answers"
 

@@ -31,7 +31,7 @@ from grader.course import source_notebook  # noqa: E402
 from grader.preprocessors.judge import verdict  # noqa: E402
 from grader.probes import ProbeError, hidden_section, read_probe, without_hidden_section  # noqa: E402
 from grader.reference import run_with_probes  # noqa: E402
-from grader.submissions import with_answers  # noqa: E402
+from submissions import with_answers  # noqa: E402
 
 def _records(outputs: dict) -> dict:
     records = {}

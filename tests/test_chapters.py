@@ -22,9 +22,9 @@ import pytest
 
 from conftest import ALL_CHAPTERS, ANSWER_SETS, PARTIAL_SETS, grade_assignment, load_answers, partial_sets
 from grader.course import REPO_ROOT
-from grader.gradebook import cell_scores
-from grader.submissions import (place_submission, release_copy, solution_cell_ids,
-                                solution_copy, with_answers)
+from gradebook_rows import cell_scores
+from submissions import (place_submission, release_copy, solution_cell_ids,
+                         solution_copy, with_answers)
 
 
 STUDENTS = ("reference", "untouched", *ANSWER_SETS)

@@ -14,8 +14,8 @@ from traitlets.config.loader import PyFileConfigLoader
 
 from grader import pipeline
 from grader.course import REPO_ROOT, nbgrader_api, run_nbgrader
-from grader.gradebook import cell_scores
-from grader.submissions import copy_course, place_submission, release_copy, solution_copy
+from gradebook_rows import cell_scores
+from submissions import copy_course, place_submission, release_copy, solution_copy
 from hostile.tiny import add_tiny_assignment
 
 CHEAT = '''

@@ -18,12 +18,12 @@ from nbgrader.api import Gradebook
 from conftest import load_answers
 from grader.autograde import autograde_all, default_jobs
 from grader.course import run_nbgrader, source_notebook as course_source_notebook
-from grader.gradebook import cell_scores, db_url, total_score
+from gradebook_rows import cell_scores, db_url, total_score
 from grader.preprocessors.flag_for_manual_grading import PREFIX
 from grader.probes import hidden_section, without_hidden_section
 from grader.release import release
-from grader.submissions import (copy_course, place_submission, solution_copy, submission_path,
-                                with_answers)
+from submissions import (copy_course, place_submission, solution_copy, submission_path,
+                         with_answers)
 from hostile.cases import CASES, CHAPTER as ASSIGNMENT, FULL, REPEATS, TINY, case_of, hand_in
 from hostile.tiny import add_tiny_assignment
 

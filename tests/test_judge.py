@@ -13,7 +13,7 @@ from grader.course import REPO_ROOT, source_notebook
 from grader.probe_kernel import PROBE_MIME
 from grader.probes import ProbeError, hidden_section, read_probe, student_seed, without_hidden_section
 from grader.scan import module_names, scan
-from grader.submissions import solution_copy
+from submissions import solution_copy
 
 
 def test_exact_rule_checks_type_dtype_shape_and_values():

@@ -27,7 +27,7 @@ from grader.course import REPO_ROOT, source_notebook
 from grader.preprocessors.judge import verdict
 from grader.probes import ProbeError, hidden_section, probe_source, read_probe, student_seed
 from grader.reference import run_with_probes
-from grader.submissions import copy_course
+from submissions import copy_course
 from hostile.tiny import NAME as TINY, add_tiny_assignment
 
 STUDENT = "course-copy"

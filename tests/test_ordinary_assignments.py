@@ -19,10 +19,10 @@ from nbgrader.api import Gradebook
 
 from grader.autograde import autograde_all
 from grader.course import nbgrader_api, run_nbgrader
-from grader.gradebook import db_url
+from gradebook_rows import db_url
 from grader.preprocessors.judge import KERNEL_DECIDED
 from grader.preprocessors.mark_kernel_decided import NOTE
-from grader.submissions import copy_course
+from submissions import copy_course
 from ordinary.homework import NAME, STUDENTS, hand_in, write_source
 
 STOCK_CONFIG = """c = get_config()

@@ -12,9 +12,9 @@ import pytest
 from nbgrader.api import Gradebook
 
 from grader.autograde import merge_submission, submissions
-from grader.bench import TIMESTAMP, export_rows, gradebook_state, grade_both
+from bench_grading import TIMESTAMP, export_rows, gradebook_state, grade_both
 from grader.course import run_nbgrader
-from grader.submissions import copy_course, place_submission, release_copy, solution_copy, with_answers
+from submissions import copy_course, place_submission, release_copy, solution_copy, with_answers
 from hostile.tiny import add_tiny_assignment
 
 
@@ -36,7 +36,7 @@ def hand_in_class(course, assignment):
 
 @pytest.fixture(scope="module")
 def two_courses(tmp_path_factory):
-    """The benchmark's own machinery (grader.bench.grade_both), on the tiny assignment."""
+    """The benchmark's own machinery (bench_grading.grade_both), on the tiny assignment."""
     base = copy_course(tmp_path_factory.mktemp("pg") / "course")
     assignment = add_tiny_assignment(base)
     hand_in_class(base, assignment)
@@ -101,7 +101,7 @@ def test_merge_keeps_manual_grades(two_courses, tmp_path):
 
 def test_bench_builds_a_varied_class(tmp_path):
     """`make bench-grading`'s class: reference, untouched, alternative, wrong and mixed answers."""
-    from grader.bench import build_class
+    from bench_grading import build_class
     from grader.release import release
     course = copy_course(tmp_path / "course")
     release(["01_tensors"], course=course)

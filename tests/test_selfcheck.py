@@ -8,7 +8,7 @@ from conftest import load_answers
 from grader import selfcheck
 from grader.course import REPO_ROOT, release_notebook, source_notebook
 from grader.authoring import write_notebook
-from grader.submissions import with_answers
+from submissions import with_answers
 from hostile import tiny
 from hostile.cases import total_points
 

@@ -6,7 +6,7 @@ import nbformat
 from conftest import load_answers
 from grader.course import COURSE_ID, REPO_ROOT, nbgrader_cmd, release_notebook, source_notebook
 from grader.release import release
-from grader.submissions import copy_course, solution_cell_ids, with_answers
+from submissions import copy_course, solution_cell_ids, with_answers
 from grader.workspace import WORKSPACE, sync
 
 CHAPTER, UNTOUCHED = "01_tensors", "02_autograd"

@@ -19,7 +19,7 @@ from grader.course import source_notebook
 from grader.pipeline import STUB
 from grader.preprocessors.comments import answer_cells
 from grader.probes import hidden_section
-from grader.submissions import place_submission, release_copy, solution_copy, submission_path, with_answers
+from submissions import place_submission, release_copy, solution_copy, submission_path, with_answers
 from conftest import load_answers
 from hostile import tiny
 

@@ -1,4 +1,4 @@
-"""Building course copies and student submissions: used by the tests and the grading benchmark."""
+"""Building course copies and student submissions, for the tests and the grading benchmark (tests/bench_grading.py)."""
 import shutil
 from pathlib import Path
 

@@ -1,6 +1,6 @@
 """`make bench-grading`: grade one generated class serially and in parallel, compare, time.
 
-    python -m grader bench --students 20
+    .venv/bin/python tests/bench_grading.py --students 20 [--jobs 2]
 
 1. copies the course to a temporary folder and releases the assignment (01_tensors);
 2. hands in a class of N students: the reference solution, the untouched release, the
@@ -10,8 +10,8 @@
 4. checks that both gradebooks hold the same scores, flags and comments and that
    `nbgrader export` gives the same CSV, and prints the speed-up ratio as its last line.
 """
+import argparse
 import csv
-import importlib.util
 import random
 import shutil
 import tempfile
@@ -23,27 +23,22 @@ from nbgrader.api import Gradebook
 
 from grader.autograde import autograde_all, default_jobs
 from grader.course import REPO_ROOT, run_nbgrader
-from grader.gradebook import db_url
 from grader.release import release
-from grader.submissions import (copy_course, place_submission, release_copy, solution_cell_ids,
-                                solution_copy, with_answers)
+
+from conftest import ANSWERS_DIR, load_answers
+from gradebook_rows import db_url
+from submissions import (copy_course, place_submission, release_copy, solution_cell_ids,
+                         solution_copy, with_answers)
 
 TIMESTAMP = "2030-01-01 12:00:00.000000 UTC"   # fixed, so that both CSVs can be compared byte for byte
 
 
 def _answers(assignment: str):
-    """The "alternative" and "wrong" answers, each {grade_id: source}, of tests/answers/<assignment>.py,
-    whose ANSWERS is {grade_id: {set: source}} (read here, not with tests/conftest.py's load_answers:
-    importing conftest would set up a test session)."""
-    path = REPO_ROOT / "tests" / "answers" / f"{assignment}.py"
-    if not path.exists():
+    """The "alternative" and "wrong" answers of tests/answers/<assignment>.py, each {grade_id: source}."""
+    if not (ANSWERS_DIR / f"{assignment}.py").exists():
         return {}, {}
-    spec = importlib.util.spec_from_file_location(f"answers_{assignment}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    alternative = {grade_id: answers["alternative"] for grade_id, answers in module.ANSWERS.items()}
-    wrong = {grade_id: answers["wrong"] for grade_id, answers in module.ANSWERS.items()}
-    return alternative, wrong
+    answers = load_answers(assignment)
+    return answers["alternative"], answers["wrong"]
 
 
 def build_class(course: Path, assignment: str, students: int, seed: int = 0) -> list:
@@ -145,3 +140,11 @@ def main(students: int = 20, jobs: int | None = None, assignment: str = "01_tens
         print(f"same scores, comments and grades CSV: {'yes' if same else 'NO'}")
         print(f"speed-up: {result.speedup:.2f}x")
     return 0 if same and result.serial_code == result.parallel_code == 0 else 1
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, default=20)
+    parser.add_argument("--jobs", type=int, default=None, help="parallel workers (default: one per core)")
+    args = parser.parse_args()
+    raise SystemExit(main(students=args.students, jobs=args.jobs))
