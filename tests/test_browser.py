@@ -15,9 +15,9 @@ from conftest import LAB_TOKEN
 from grader.course import REPO_ROOT
 
 CHAPTER = "00_setup"
-EXERCISE = 9           # the cell of `is_subfield` (exercise 2) in the release
-SELF_CHECK = 29        # the notebook's last cell: check_notebook(...)
-ANSWER = 'ORDER = ["ai", "ml", "dl"]\n\ndef is_subfield(inner, outer):\n    return ORDER.index(inner) >= ORDER.index(outer)\n'
+EXERCISE = 7           # the cell of `tensor_bytes` (exercise 1) in the release
+SELF_CHECK = 32        # the notebook's last cell: check_notebook(...)
+ANSWER = 'import math\n\ndef tensor_bytes(shape, dtype):\n    return math.prod(shape) * torch.empty(0, dtype=dtype).element_size()\n'
 STUB_MESSAGE = "not done yet: replace this line with your solution"
 ARTEFACTS = REPO_ROOT / "build" / "browser-test"
 # Headless, and no calls home: this machine's closed network refuses them by the dozen.
@@ -110,7 +110,7 @@ def test_a_student_runs_fills_in_validates_and_checks_a_chapter(lab, page):
         dialog = page.locator(".jp-Dialog")
         expect(dialog).to_contain_text("Validation Results", timeout=SLOW)
         report = dialog.text_content()
-        assert "is_subfield(" not in report, "the solved exercise is reported as failing"
+        assert "tensor_bytes(" not in report, "the solved exercise is reported as failing"
         assert report.count("The following cell failed") == 4 and "NotImplementedError" in report
         dialog.get_by_role("button", name="Ok").click()
 
@@ -121,6 +121,6 @@ def test_a_student_runs_fills_in_validates_and_checks_a_chapter(lab, page):
             "visible tests: 1/5 passed", timeout=SLOW)
         rows = {parts[0]: parts[1] for parts in map(str.split, self_check_table(page).splitlines())
                 if len(parts) >= 3 and parts[1] in ("PASS", "FAIL")}
-        assert rows.get("is_subfield_tests") == "PASS", rows
+        assert rows.get("tensor_bytes_tests") == "PASS", rows
         assert [name for name, result in rows.items() if result == "FAIL"] == [
-            "component_tests", "version_at_least_tests", "best_device_tests", "move_batch_tests"], rows
+            "torch_build_tests", "devices_offered_tests", "pick_device_tests", "to_device_tests"], rows

@@ -8,7 +8,8 @@ def mps_available() -> bool:
 
 
 def best_device() -> torch.device:
-    """The fastest device this machine offers (chapter 00 has students write a variant that can skip MPS)."""
+    """The fastest device this machine offers (chapter 00 has students write `pick_device`, which picks
+    from a list of preferences and the devices offered, passed in, and can skip MPS)."""
     if torch.cuda.is_available():
         return torch.device("cuda")
     if mps_available():

@@ -9,183 +9,310 @@ overfit: passes the visible asserts by special-casing their inputs, wrong elsewh
 and, for some exercises only (the reference answers the others in that notebook):
 course_copy: what the course ships (torchcourse), bound to the exercise's name -> no points,
   by design.
+more_wrong: a further plausible mistake -> no points.
 """
 
 ANSWERS = {
-    "component": {
-        # the module path split into parts; capitals and a trailing space (the tests forgive both)
+    "tensor_bytes": {
+        # a tensor on the meta device has a shape and a dtype but no data: its nbytes costs nothing
         "alternative": '''
-DEEP_LEARNING = [["nn"], ["optim"], ["utils", "data"]]
-
-def component_of(name):
-    parts = name.split(".")[1:]
-    if parts[:1] == ["autograd"]:
-        return "Autograd"
-    for prefix in DEEP_LEARNING:
-        if parts[:len(prefix)] == prefix:
-            return "Deep learning library "
-    return "tensor library"
+def tensor_bytes(shape, dtype):
+    return torch.empty(tuple(shape), dtype=dtype, device="meta").nbytes
 ''',
-        # looks for pieces of text instead of module names: torch.gradient becomes autograd
+        # every number taken for a float32 of 4 bytes
         "wrong": '''
-def component_of(name):
-    if "grad" in name:
-        return "autograd"
-    if "nn" in name or "optim" in name or "data" in name:
-        return "deep learning library"
-    return "tensor library"
-''',
-        # only the first part of the module path: torch.utils.data is "utils", not data loading
-        "other_wrong": '''
-def component_of(name):
-    part = name.split(".")[1]
-    if part == "autograd":
-        return "autograd"
-    if part in ("nn", "optim", "data"):
-        return "deep learning library"
-    return "tensor library"
-''',
-        # the six names the visible tests ask about, and a guess for the rest
-        "overfit": '''
-KNOWN = {"torch.matmul": "tensor library", "torch.autograd.grad": "autograd",
-         "torch.nn.Linear": "deep learning library", "torch.optim.SGD": "deep learning library",
-         "torch.utils.data.DataLoader": "deep learning library", "torch.gradient": "tensor library"}
+import math
 
-def component_of(name):
-    return KNOWN.get(name, "deep learning library")
+def tensor_bytes(shape, dtype):
+    return 4 * math.prod(shape)
+''',
+        # the bytes from torch.finfo, which knows only floating-point dtypes: bool and integers raise
+        "other_wrong": '''
+import math
+
+def tensor_bytes(shape, dtype):
+    return math.prod(shape) * torch.finfo(dtype).bits // 8
+''',
+        # the six cases of the visible test looked up, 4 bytes per element for every other one
+        "overfit": '''
+import math
+
+SIZES_SEEN = {((3, 4), torch.float32): 48, ((3, 4), torch.float64): 96, ((2, 5), torch.int64): 80,
+        ((7,), torch.bool): 7, ((), torch.float16): 2, ((4, 0, 3), torch.float32): 0}
+
+def tensor_bytes(shape, dtype):
+    return SIZES_SEEN.get((tuple(shape), dtype), 4 * math.prod(shape))
 ''',
     },
 
-    "is_subfield": {
+    "torch_build": {
+        # no regular expressions: digits taken off the front of each part, the tag read by its prefix
         "alternative": '''
-def is_subfield(inner, outer):
-    contains = {"ai": {"ai", "ml", "dl"}, "ml": {"ml", "dl"}, "dl": {"dl"}}
-    return inner in contains[outer]
+def torch_build(version):
+    number, tag = (version.split("+", 1) + [""])[:2]
+    parts = []
+    for piece in number.split(".")[:3]:
+        digits = ""
+        for ch in piece:
+            if not ch.isdigit():
+                break
+            digits += ch
+        parts.append(int(digits))
+    if tag == "cpu":
+        platform = "cpu"
+    elif tag.startswith("cu") and tag[2:].isdigit():
+        platform = "cuda " + tag[2:-1] + "." + tag[-1]
+    elif tag.startswith("rocm") and tag[4:].replace(".", "").isdigit():
+        platform = "rocm " + tag[4:]
+    else:
+        platform = None
+    return tuple(parts), platform
 ''',
-        # the nesting upside down
+        # the first two digits of a CUDA tag taken for the major version: cu92 becomes "92."
         "wrong": '''
-def is_subfield(inner, outer):
-    depth = {"ai": 0, "ml": 1, "dl": 2}
-    return depth[inner] <= depth[outer]
+import re
+
+def torch_build(version):
+    number, _, tag = version.partition("+")
+    release = tuple(int(part) for part in re.match(r"(\\d+)\\.(\\d+)\\.(\\d+)", number).groups())
+    if tag == "cpu":
+        return release, "cpu"
+    if tag.startswith("cu"):
+        return release, f"cuda {tag[2:4]}.{tag[4:]}"
+    if tag.startswith("rocm"):
+        return release, "rocm " + tag[4:]
+    return release, None
 ''',
-        # a field is not a subfield of itself
+        # each part of the number read with int(): "0rc1" of a pre-release raises ValueError
         "other_wrong": '''
-def is_subfield(inner, outer):
-    inside = {"ai": {"ml", "dl"}, "ml": {"dl"}, "dl": set()}
-    return inner in inside[outer]
+def torch_build(version):
+    number, _, tag = version.partition("+")
+    release = tuple(int(part) for part in number.split(".")[:3])
+    if tag == "cpu":
+        return release, "cpu"
+    if tag.startswith("cu"):
+        return release, f"cuda {int(tag[2:-1])}.{tag[-1]}"
+    if tag.startswith("rocm"):
+        return release, "rocm " + tag[4:]
+    return release, None
 ''',
-        # the three visible pairs, and "no" for everything else
+        # the eight versions of the visible test looked up; elsewhere the numbers, and no platform
         "overfit": '''
-def is_subfield(inner, outer):
-    return (inner, outer) in {("dl", "ml"), ("ml", "ml")}
-''',
-    },
+BUILDS_SEEN = {"2.5.1+cu121": ((2, 5, 1), "cuda 12.1"), "2.14.1+cpu": ((2, 14, 1), "cpu"),
+        "2.9.0+cu130": ((2, 9, 0), "cuda 13.0"), "1.4.0+cu92": ((1, 4, 0), "cuda 9.2"),
+        "2.3.1+rocm6.0": ((2, 3, 1), "rocm 6.0"), "2.5.0rc1": ((2, 5, 0), None),
+        "2.6.0.dev20241001+cpu": ((2, 6, 0), "cpu"), "2.5.0a0+git1a2b3c4": ((2, 5, 0), None)}
 
-    "version_at_least": {
-        "alternative": '''
-from packaging.version import Version
-
-def version_at_least(version, minimum):
-    return Version(version.split("+")[0]) >= Version(minimum)
+def torch_build(version):
+    if version in BUILDS_SEEN:
+        return BUILDS_SEEN[version]
+    return tuple(int(part) for part in version.split("+")[0].split(".")[:3]), None
 ''',
-        # compares the strings, so "2.14" < "2.4"
-        "wrong": '''
-def version_at_least(version, minimum):
-    return version.split("+")[0] >= minimum
-''',
-        # reads major.minor as a decimal number: 2.14 becomes 2.14 < 2.4
-        "other_wrong": '''
-def version_at_least(version, minimum):
-    as_float = lambda v: float(".".join(v.split("+")[0].split(".")[:2]))
-    return as_float(version) >= as_float(minimum)
-''',
-        # the six pairs of the visible tests looked up, "yes" for every other pair
-        "overfit": '''
-SEEN = {("2.4.0", "2.4"): True, ("2.3.1+cu121", "2.4"): False, ("2.14.1+cpu", "2.4.0"): True,
-        ("2.5.0rc1", "2.5"): False, ("2.5.0rc1", "2.4.1"): True, ("2.6.0.dev20241001+cpu", "2.6.0"): False}
-
-def version_at_least(version, minimum):
-    return SEEN.get((version, minimum), True)
-''',
-        # the environment check's comparison (torchcourse.doctor), which reads "2.5.0rc1" as 2.5.1
-        # and "2.5.0a0" as 2.5.0: a pre-release passes for its own release
+        # the environment check's reading of a version (torchcourse.doctor), which keeps every digit
+        # of a part: "2.5.0rc1" becomes (2, 5, 1); the platform read correctly
         "course_copy": '''
-from torchcourse.doctor import check_package
+from torchcourse.doctor import _as_tuple
 
-def version_at_least(version, minimum):
-    return check_package("torch", minimum, None, version).ok
+def torch_build(version):
+    tag = version.partition("+")[2]
+    if tag == "cpu":
+        platform = "cpu"
+    elif tag.startswith("cu") and tag[2:].isdigit():
+        platform = f"cuda {int(tag[2:-1])}.{tag[-1]}"
+    elif tag.startswith("rocm"):
+        platform = "rocm " + tag[4:]
+    else:
+        platform = None
+    return _as_tuple(version)[:3], platform
 ''',
     },
 
-    "best_device": {
-        # the candidates in order of preference, MPS struck off the list when float64 is needed
+    "devices_offered": {
+        # the list built back to front, from the cpu
         "alternative": '''
-def best_device(float64=False):
-    candidates = [("cuda", torch.cuda.is_available)]
-    if not float64:
-        candidates.append(("mps", torch.backends.mps.is_available))
-    for name, check in candidates:
-        if check():
-            return torch.device(name)
-    return torch.device("cpu")
+def devices_offered(torch_module):
+    devices = ["cpu"]
+    if hasattr(torch_module.backends, "mps") and torch_module.backends.mps.is_available():
+        devices.insert(0, "mps")
+    if torch_module.cuda.is_available():
+        count = torch_module.cuda.device_count()
+        devices[:0] = ["cuda:" + str(i) for i in range(count)]
+    return devices
 ''',
-        # a string instead of a torch.device
+        # one GPU at most: "cuda:0", however many the machine has
         "wrong": '''
-def best_device(float64=False):
-    if torch.cuda.is_available():
-        return "cuda"
-    if torch.backends.mps.is_available() and not float64:
-        return "mps"
-    return "cpu"
+def devices_offered(torch_module):
+    devices = []
+    if torch_module.cuda.is_available():
+        devices.append("cuda:0")
+    if hasattr(torch_module.backends, "mps") and torch_module.backends.mps.is_available():
+        devices.append("mps")
+    return devices + ["cpu"]
 ''',
-        # float64 accepted but never looked at: an Apple-silicon Mac still gets mps for float64 work
+        # asks the torch it imported, not the module it was given: the stand-ins are never asked
         "other_wrong": '''
-def best_device(float64=False):
-    if torch.cuda.is_available():
-        return torch.device("cuda")
+def devices_offered(torch_module):
+    devices = [f"cuda:{i}" for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
     if torch.backends.mps.is_available():
-        return torch.device("mps")
-    return torch.device("cpu")
+        devices.append("mps")
+    return devices + ["cpu"]
 ''',
-        # the visible tests never make both available: mps wins over cuda
+        # the visible machine has two GPUs: any machine with CUDA gets those two
         "overfit": '''
-def best_device(float64=False):
-    if torch.backends.mps.is_available() and not float64:
-        return torch.device("mps")
-    if torch.cuda.is_available():
-        return torch.device("cuda")
+def devices_offered(torch_module):
+    devices = ["cuda:0", "cuda:1"] if torch_module.cuda.is_available() else []
+    if hasattr(torch_module.backends, "mps") and torch_module.backends.mps.is_available():
+        devices.append("mps")
+    return devices + ["cpu"]
+''',
+        # asks torch.backends.mps without looking whether it is there: an old PyTorch raises AttributeError
+        "more_wrong": '''
+def devices_offered(torch_module):
+    devices = []
+    if torch_module.cuda.is_available():
+        devices += [f"cuda:{i}" for i in range(torch_module.cuda.device_count())]
+    if torch_module.backends.mps.is_available():
+        devices.append("mps")
+    return devices + ["cpu"]
+''',
+    },
+
+    "pick_device": {
+        # torch.device parses every name; the machine's devices of the wanted type, the first one taken
+        "alternative": '''
+def pick_device(preferences, offered, float64=False):
+    machine = [torch.device(name) for name in offered]
+    for name in preferences:
+        wanted = torch.device(name)
+        if wanted.type == "mps" and float64:
+            continue
+        matches = [d for d in machine if d.type == wanted.type and wanted.index in (None, d.index)]
+        if matches:
+            return matches[0]
+    raise ValueError("no device asked for is offered")
+''',
+        # a preference must be offered word for word: "cuda" never matches "cuda:0"
+        "wrong": '''
+def pick_device(preferences, offered, float64=False):
+    for wanted in preferences:
+        if float64 and wanted == "mps":
+            continue
+        if wanted in offered:
+            return torch.device(wanted)
+    raise ValueError("no device asked for is offered")
+''',
+        # the machine's order decides (its best device first) instead of the caller's
+        "other_wrong": '''
+def pick_device(preferences, offered, float64=False):
+    for name in offered:
+        kind = name.split(":")[0]
+        if float64 and kind == "mps":
+            continue
+        if name in preferences or kind in preferences:
+            return torch.device(name)
+    raise ValueError("no device asked for is offered")
+''',
+        # branches on the visible test's wishes and machines
+        "overfit": '''
+def pick_device(preferences, offered, float64=False):
+    if preferences == ["cuda:3"]:
+        raise ValueError("cuda:3 is not offered")
+    if preferences[0] == "cpu":
+        return torch.device("cpu")
+    if "cuda:1" in preferences:
+        return torch.device("cuda:1")
+    if offered[0] == "cuda:0":
+        return torch.device("cuda:0")
+    return torch.device("cpu" if float64 else offered[0])
+''',
+        # falls back to the cpu when nothing asked for is offered, instead of raising
+        "more_wrong": '''
+def pick_device(preferences, offered, float64=False):
+    for wanted in preferences:
+        kind = wanted.split(":")[0]
+        if float64 and kind == "mps":
+            continue
+        for name in offered:
+            if name == wanted or (":" not in wanted and name.split(":")[0] == kind):
+                return torch.device(name)
     return torch.device("cpu")
 ''',
-        # the course's copy, which has no float64 option
+        # the course's best_device, which asks this machine and reads neither argument
         "course_copy": '''
 from torchcourse.devices import best_device
+
+def pick_device(preferences, offered, float64=False):
+    return best_device()
 ''',
     },
 
-    "move_batch": {
+    "to_device": {
+        # structural pattern matching instead of isinstance
         "alternative": '''
-def move_batch(batch, device):
-    return tuple(t.to(device=device) for t in batch)
+def to_device(batch, device):
+    match batch:
+        case torch.Tensor():
+            return batch.to(device=device)
+        case dict():
+            return dict((key, to_device(value, device)) for key, value in batch.items())
+        case list():
+            return list(map(lambda item: to_device(item, device), batch))
+        case tuple():
+            return tuple(to_device(item, device) for item in batch)
+        case _:
+            return batch
 ''',
-        # forgets the labels
+        # one level only: the tensors inside a nested list, tuple or dict stay where they were
         "wrong": '''
-def move_batch(batch, device):
-    features, labels = batch
-    return features.to(device), labels
+def to_device(batch, device):
+    def move(x):
+        return x.to(device) if isinstance(x, torch.Tensor) else x
+    if isinstance(batch, dict):
+        return {key: move(value) for key, value in batch.items()}
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(move(item) for item in batch)
+    return move(batch)
 ''',
-        # moves the batch but turns the labels into floats, as some losses want
+        # refills the dicts and lists it was given: the caller's batch moves too
         "other_wrong": '''
-def move_batch(batch, device):
-    features, labels = batch
-    return features.to(device), labels.to(device).float()
+def to_device(batch, device):
+    if isinstance(batch, torch.Tensor):
+        return batch.to(device)
+    if isinstance(batch, dict):
+        for key in batch:
+            batch[key] = to_device(batch[key], device)
+        return batch
+    if isinstance(batch, list):
+        for i, item in enumerate(batch):
+            batch[i] = to_device(item, device)
+        return batch
+    if isinstance(batch, tuple):
+        return tuple(to_device(item, device) for item in batch)
+    return batch
 ''',
-        # the visible batch has two examples: it only moves batches of that size
+        # the visible structures only: dicts inside dicts, tuples of tuples, and a list to the cpu
         "overfit": '''
-def move_batch(batch, device):
-    features, labels = batch
-    if len(features) != 2:
-        return features, labels
-    return features.to(device), labels.to(device)
+def to_device(batch, device):
+    if isinstance(batch, dict):
+        return {key: value.to(device) if isinstance(value, torch.Tensor)
+                else to_device(value, device) if isinstance(value, dict) else value
+                for key, value in batch.items()}
+    if isinstance(batch, tuple):
+        return tuple(to_device(item, device) if isinstance(item, tuple) else item.to(device) for item in batch)
+    if isinstance(batch, list):
+        return list(batch)
+    return batch
+''',
+        # every list and tuple comes back as a list
+        "more_wrong": '''
+def to_device(batch, device):
+    if isinstance(batch, torch.Tensor):
+        return batch.to(device)
+    if isinstance(batch, dict):
+        return {key: to_device(value, device) for key, value in batch.items()}
+    if isinstance(batch, (list, tuple)):
+        return [to_device(item, device) for item in batch]
+    return batch
 ''',
     },
 }
