@@ -1,4 +1,4 @@
-"""Environment check: `make doctor`, and the first cells of chapter 01.
+"""Environment check: `make doctor`, and chapter 00's installation section.
 
 Prints one line per requirement, [OK] or [FAIL], plus information lines for the hardware
 (CPU threads, CUDA, MPS) that a laptop may or may not have. Exits 1 if any requirement fails.
