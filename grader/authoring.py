@@ -73,7 +73,7 @@ def write_notebook(cells, path) -> Path:
 def set_hidden_checks(path, checks: dict) -> None:
     """Replace the hidden section of test cells in a solution notebook: {test grade_id: code}, the
     code being a `def hidden_checks(check, rng): ...` (docs/GRADING.md says how it is judged)."""
-    from grader.probes import HIDDEN
+    from grader.judge.probes import HIDDEN
     path = Path(path)
     nb = nbformat.read(path, as_version=4)
     done = set()

@@ -16,7 +16,7 @@ def _outputs(args):
 
 
 def _autograde(args):
-    from grader.autograde import autograde_all
+    from grader.class_grading.autograde import autograde_all
     return autograde_all(jobs=args.jobs)
 
 

@@ -3,7 +3,7 @@
     python -m grader.debian          install what is missing; say what is there
 
 Each package is a real part of the course, not a convenience:
-- bubblewrap: the wall around graded student code (grader/sandbox.py); grading refuses to run without it;
+- bubblewrap: the wall around graded student code (grader/wall/sandbox.py); grading refuses to run without it;
 - chromium: the real browser of the JupyterLab test (tests/test_browser.py), driven by playwright;
 - dataset-fashion-mnist: the real FashionMNIST, offline (torchcourse/fashion.py).
 

@@ -1,6 +1,6 @@
 """The grading pipeline, stage by stage, as nbgrader runs it (nbgrader_config.py installs it).
 
-One submission, from `make autograde` (grader/autograde.py: batches in scratch courses), plain
+One submission, from `make autograde` (grader/class_grading/autograde.py: batches in scratch courses), plain
 `nbgrader autograde`, or the formgrader's Autograde button, goes through nbgrader's two passes:
 
 SANITIZE (the submission -> autograded/<student>/<assignment>/, before anything runs)
@@ -54,9 +54,9 @@ SANITIZE = [
 
 AUTOGRADE = [
     # the notebook behind the wall, output capped; then the probes, in the same kernel
-    "grader.preprocessors.sandboxed_execute.SandboxedExecute",
+    "grader.wall.execute.SandboxedExecute",
     # the reference run and the comparison; replaces every test cell's outputs with the verdict
-    "grader.preprocessors.judge.Judge",
+    "grader.judge.preprocessor.Judge",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
     "nbgrader.preprocessors.SaveAutoGrades",                    # scores from the verdicts

@@ -6,7 +6,7 @@
 2. hands in a class of N students: the reference solution, the untouched release, the
    "alternative" and "wrong" answers of tests/answers/, and mixes of right and wrong answers;
 3. grades one copy with plain serial `nbgrader autograde ASSIGNMENT --force` and another with
-   `make autograde`'s code (grader.autograde, JOBS = cores, behind the wall), timing both;
+   `make autograde`'s code (grader.class_grading.autograde, JOBS = cores, behind the wall), timing both;
 4. checks that both gradebooks hold the same scores, flags and comments and that
    `nbgrader export` gives the same CSV, and prints the speed-up ratio as its last line.
 """
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook
 
-from grader.autograde import autograde_all, default_jobs
+from grader.class_grading.autograde import autograde_all, default_jobs
 from grader.course import REPO_ROOT, run_nbgrader
 from grader.release import release
 

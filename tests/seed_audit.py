@@ -28,9 +28,9 @@ import nbformat  # noqa: E402
 
 from conftest import ALL_CHAPTERS, ANSWER_SETS, load_answers, partial_sets  # noqa: E402
 from grader.course import source_notebook  # noqa: E402
-from grader.preprocessors.judge import verdict  # noqa: E402
-from grader.probes import ProbeError, hidden_section, read_probe, without_hidden_section  # noqa: E402
-from grader.reference import run_with_probes  # noqa: E402
+from grader.judge.preprocessor import verdict  # noqa: E402
+from grader.judge.probes import ProbeError, hidden_section, read_probe, without_hidden_section  # noqa: E402
+from grader.judge.reference import run_with_probes  # noqa: E402
 from submissions import with_answers  # noqa: E402
 
 def _records(outputs: dict) -> dict:

@@ -12,7 +12,7 @@ import pytest
 from conftest import ALL_CHAPTERS
 from grader.authoring import md, solution, tests as graded_cell
 from grader.course import REPO_ROOT, source_notebook
-from grader.probes import probe_section
+from grader.judge.probes import probe_section
 
 HEADING = re.compile(r"^#{2,4} Exercise (\d+) \((\d+(?:\.\d+)?) points?\)", re.M)
 

@@ -1,6 +1,6 @@
 """Every path that grades runs student code behind the wall and lets the judge decide.
 
-Three paths: `make autograde` (grader.autograde, tested in test_hostile.py::reads_solutions),
+Three paths: `make autograde` (grader.class_grading.autograde, tested in test_hostile.py::reads_solutions),
 plain `nbgrader autograde` in the course directory, and the formgrader's Autograde button
 (nbgrader's NbGraderAPI.autograde, loaded the way the formgrader loads it). Each grades a student
 whose notebook tries to read the instructor's solutions by absolute and relative path, next to an
@@ -41,7 +41,7 @@ def test_every_path_is_configured_with_the_wall_and_the_judge():
     assert config.Autograde.autograde_preprocessors == pipeline.AUTOGRADE
     assert config.Autograde.sanitize_preprocessors == pipeline.SANITIZE
     assert pipeline.AUTOGRADE[0].endswith("SandboxedExecute"), "nbgrader's own Execute has no wall"
-    assert pipeline.AUTOGRADE.index("grader.preprocessors.judge.Judge") < pipeline.AUTOGRADE.index(
+    assert pipeline.AUTOGRADE.index("grader.judge.preprocessor.Judge") < pipeline.AUTOGRADE.index(
         "nbgrader.preprocessors.SaveAutoGrades"), "the judge's verdicts must exist before scores are saved"
     assert pipeline.SANITIZE[-1].endswith("StripHiddenTests"), "hidden sections out before the notebook is written"
 

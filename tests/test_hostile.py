@@ -2,7 +2,7 @@
 
 The whole class (two honest students of chapter 01, every case of tests/hostile/cases.py, most of
 them on the tiny assignment, and one submission handed in five times) is handed in to one copy of
-the course and graded in ONE parallel run behind the wall (grader.autograde), with a 10 s cell
+the course and graded in ONE parallel run behind the wall (grader.class_grading.autograde), with a 10 s cell
 timeout. Then each case's total is checked, whether it was flagged for manual grading, and
 everything the attacks aimed at.
 """
@@ -16,11 +16,11 @@ import pytest
 from nbgrader.api import Gradebook
 
 from conftest import load_answers
-from grader.autograde import autograde_all, default_jobs
+from grader.class_grading.autograde import autograde_all, default_jobs
 from grader.course import run_nbgrader, source_notebook as course_source_notebook
 from gradebook_rows import cell_scores, db_url, total_score
 from grader.preprocessors.flag_for_manual_grading import PREFIX
-from grader.probes import hidden_section, without_hidden_section
+from grader.judge.probes import hidden_section, without_hidden_section
 from grader.release import release
 from submissions import (copy_course, place_submission, solution_copy, submission_path,
                          with_answers)

@@ -8,11 +8,11 @@ import pytest
 import torch
 
 from conftest import ALL_CHAPTERS, load_answers
-from grader.compare import compare
+from grader.judge.compare import compare
 from grader.course import REPO_ROOT, source_notebook
-from grader.probe_kernel import PROBE_MIME
-from grader.probes import ProbeError, hidden_section, read_probe, student_seed, without_hidden_section
-from grader.scan import module_names, scan
+from grader.judge.probe_kernel import PROBE_MIME
+from grader.judge.probes import ProbeError, hidden_section, read_probe, student_seed, without_hidden_section
+from grader.judge.scan import module_names, scan
 from submissions import solution_copy
 
 
@@ -59,8 +59,8 @@ def test_comparisons_never_crash_and_mappings_compare_by_content():
 
 def test_verdicts_quote_no_student_text():
     """Strings, keys and exception class names are the student's text: none is quoted."""
-    from grader.preprocessors.judge import quotes_hidden
-    from grader.probes import exception_name
+    from grader.judge.preprocessor import quotes_hidden
+    from grader.judge.probes import exception_name
     secret = "check('the secret input', f(torch.tensor([3.0, 1.0])))"
     assert compare(secret, "expected text") == "is not the expected str"
     assert secret not in compare({secret: 1, "ok": 2}, {"ok": 2, "other": 1})
@@ -180,7 +180,7 @@ def test_counters_tell_a_loop_from_whole_tensor_code(monkeypatch):
     """check.count_ops and check.count_calls, as the probe gives them to hidden checks: the same
     numbers on any machine, and a loop over rows shows in both, even one with no Python calls."""
     import IPython.display
-    from grader.probe_kernel import _course_probe
+    from grader.judge.probe_kernel import _course_probe
     monkeypatch.setattr(IPython.display, "display", lambda *a, **k: None)
     seen = {}
 
@@ -214,7 +214,7 @@ def test_counters_see_work_the_student_could_hide(monkeypatch):
     from concurrent.futures import ThreadPoolExecutor
 
     import IPython.display
-    from grader.probe_kernel import _course_probe
+    from grader.judge.probe_kernel import _course_probe
     monkeypatch.setattr(IPython.display, "display", lambda *a, **k: None)
     requests, answers = [], []
     wake = threading.Condition()
@@ -290,7 +290,7 @@ def test_a_thread_past_the_limit_never_leaves_its_caller_waiting(monkeypatch):
     import threading
     import time
     import IPython.display
-    from grader.probe_kernel import MAX_STEPS, _course_probe
+    from grader.judge.probe_kernel import MAX_STEPS, _course_probe
     monkeypatch.setattr(IPython.display, "display", lambda *a, **k: None)
     seen, finished = {}, []
 
@@ -322,7 +322,7 @@ def test_a_long_loop_is_stopped_and_counted_as_too_many(monkeypatch):
     """Past MAX_STEPS lines the counter stops the function: a loop over thousands of pairs fails at
     once, in the same way on any machine, even if it swallows the stop; whole-tensor code is untouched."""
     import IPython.display
-    from grader.probe_kernel import MAX_STEPS, _course_probe
+    from grader.judge.probe_kernel import MAX_STEPS, _course_probe
     monkeypatch.setattr(IPython.display, "display", lambda *a, **k: None)
     seen = {}
 

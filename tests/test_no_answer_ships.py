@@ -24,9 +24,9 @@ import pytest
 import torchcourse
 from conftest import ALL_CHAPTERS
 from grader.course import REPO_ROOT, source_notebook
-from grader.preprocessors.judge import verdict
-from grader.probes import ProbeError, hidden_section, probe_source, read_probe, student_seed
-from grader.reference import run_with_probes
+from grader.judge.preprocessor import verdict
+from grader.judge.probes import ProbeError, hidden_section, probe_source, read_probe, student_seed
+from grader.judge.reference import run_with_probes
 from submissions import copy_course
 from hostile.tiny import NAME as TINY, add_tiny_assignment
 

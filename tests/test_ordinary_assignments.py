@@ -17,10 +17,10 @@ import re
 import pytest
 from nbgrader.api import Gradebook
 
-from grader.autograde import autograde_all
+from grader.class_grading.autograde import autograde_all
 from grader.course import nbgrader_api, run_nbgrader
 from gradebook_rows import db_url
-from grader.preprocessors.judge import KERNEL_DECIDED
+from grader.judge.preprocessor import KERNEL_DECIDED
 from grader.preprocessors.mark_kernel_decided import NOTE
 from submissions import copy_course
 from ordinary.homework import NAME, STUDENTS, hand_in, write_source

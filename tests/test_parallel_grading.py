@@ -1,7 +1,7 @@
 """Parallel grading leaves exactly what serial nbgrader leaves: same scores, comments, flags, CSV.
 
 One class is handed in twice, to two copies of a course: one copy is graded by plain serial
-`nbgrader autograde`, the other by grader.autograde.autograde_all with 2 jobs behind the wall.
+`nbgrader autograde`, the other by grader.class_grading.autograde.autograde_all with 2 jobs behind the wall.
 """
 import contextlib
 import io
@@ -11,7 +11,7 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from grader.autograde import merge_submission, submissions
+from grader.class_grading.autograde import merge_submission, submissions
 from bench_grading import TIMESTAMP, export_rows, gradebook_state, grade_both
 from grader.course import run_nbgrader
 from submissions import copy_course, place_submission, release_copy, solution_copy, with_answers
@@ -112,7 +112,7 @@ def test_bench_builds_a_varied_class(tmp_path):
 
 
 def test_failures_are_told_apart_within_a_batch():
-    from grader.autograde import Result
+    from grader.class_grading.autograde import Result
     log = "[AutogradeApp | ERROR] There was an error processing assignment 'A' for student 'bo'\n"
     assert Result(["al", "bo"], "A", 1, log).failed == ["bo"]
     assert Result(["al", "bo"], "A", 0, "").failed == []
@@ -120,7 +120,7 @@ def test_failures_are_told_apart_within_a_batch():
 
 
 def test_batches_are_balanced_and_cover_every_submission():
-    from grader.autograde import split_batches
+    from grader.class_grading.autograde import split_batches
     todo = [(f"s{i:02d}", "A") for i in range(20)] + [("x", "B"), ("y", "B"), ("z", "B")]
     batches = split_batches(todo, jobs=2, max_size=10)
     a_sizes = sorted(len(s) for s, a in batches if a == "A")
@@ -133,7 +133,7 @@ def test_batches_are_balanced_and_cover_every_submission():
 
 def test_the_likely_longest_batches_start_first(tmp_path):
     """A big notebook's batches start before a small one's, so no worker is left alone at the end."""
-    from grader.autograde import heaviest_first
+    from grader.class_grading.autograde import heaviest_first
     for assignment, size in (("small", 100), ("big", 10_000)):
         (tmp_path / "solutions" / assignment).mkdir(parents=True)
         (tmp_path / "solutions" / assignment / f"{assignment}.ipynb").write_text("x" * size)
@@ -145,7 +145,7 @@ def test_the_likely_longest_batches_start_first(tmp_path):
 def test_a_batch_that_runs_out_of_time_is_regraded_one_by_one(tmp_path, monkeypatch):
     """One endless notebook must not cost its batch-mates their grades: the batch is graded
     again student by student, and only the endless one is reported as failed."""
-    import grader.autograde as ag
+    import grader.class_grading.autograde as ag
     course = tmp_path / "course"
     students = ["ann", "bob", "cid", "endless"]
     for s in students:

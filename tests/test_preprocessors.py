@@ -13,18 +13,18 @@ import torch
 from nbgrader.api import Gradebook
 
 from grader.authoring import code, md, solution, tests as graded
-from grader.autograde import merge_submission
+from grader.class_grading.autograde import merge_submission
 from grader.course import tool_env
 from grader.feedback import HideHiddenTests
 from grader.preprocessors.deduplicate_ids import DeduplicateIds
 from grader.preprocessors.flag_for_manual_grading import PREFIX, FlagForManualGrading
-from grader.preprocessors.handoff import JudgeHandoff, handoff, hidden_sections
-from grader.preprocessors.judge import KERNEL_DECIDED, Judge
+from grader.judge.handoff import JudgeHandoff, handoff, hidden_sections
+from grader.judge.preprocessor import KERNEL_DECIDED, Judge
 from grader.preprocessors.mark_kernel_decided import MarkKernelDecided
 from grader.preprocessors.restore_test_cells import RestoreTestCells
 from grader.preprocessors.strip_hidden_tests import StripHiddenTests
 from grader.preprocessors.tag_cells_that_raise import RAISES, USES_EXERCISE, TagCellsThatRaise
-from grader.probe_kernel import PROBE_MIME
+from grader.judge.probe_kernel import PROBE_MIME
 
 VISIBLE = "assert double(2) == 4, 'double(2) should be 4'"
 PROBE = "def hidden_checks(check, rng):\n    check('double(3)', double(3))"
@@ -154,7 +154,7 @@ def test_hide_hidden_tests_clears_hidden_code_and_tracebacks_of_test_cells():
 
 
 def record(grade_id, values, error=None):
-    """A probe cell's output as the kernel side publishes it (grader/probe_kernel.py)."""
+    """A probe cell's output as the kernel side publishes it (grader/judge/probe_kernel.py)."""
     checks = []
     for name, value in values:
         buffer = io.BytesIO()
@@ -165,8 +165,8 @@ def record(grade_id, values, error=None):
 
 
 def test_judge_decides_from_the_records_and_leaves_ordinary_cells_to_nbgrader(gradebook, tmp_path, monkeypatch):
-    import grader.preprocessors.judge as judge_module
-    from grader.probes import read_probe
+    import grader.judge.preprocessor as judge_module
+    from grader.judge.probes import read_probe
     source = tmp_path / "source" / "hw"
     source.mkdir(parents=True)
     nbformat.write(exercise(), source / "nb.ipynb")

@@ -1,6 +1,6 @@
 """Each claim docs/GRADING.md makes about the wall, tested (the claims cite these test names).
 
-Most tests run a short Python program through grader.sandbox.wall_command, the exact wrapper the
+Most tests run a short Python program through grader.wall.sandbox.wall_command, the exact wrapper the
 grading kernel is launched with; the last ones run a notebook through the sandboxed kernel.
 """
 import os
@@ -13,7 +13,7 @@ import pytest
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 
-from grader import sandbox
+from grader.wall import sandbox
 from grader.course import REPO_ROOT
 
 # Without bubblewrap (macOS, Windows, a Linux laptop without root) the wall cannot be tested;
@@ -220,7 +220,7 @@ def test_a_kernel_sees_every_cell_it_runs(tmp_path):
 
 @pytest.mark.parametrize("warm", ["1", "0"])
 def test_warm_and_cold_kernels_stand_behind_the_same_wall(tmp_path, monkeypatch, warm):
-    """A warm kernel (forked from the zygote that imported torch, grader/warm_kernels.py) and a cold
+    """A warm kernel (forked from the zygote that imported torch, grader/wall/warm_kernels.py) and a cold
     one (bwrap runs the kernel itself) see the same sandbox: user, capabilities, limits, files,
     processes, network and environment."""
     monkeypatch.setenv("COURSE_WARM_KERNELS", warm)

@@ -8,7 +8,7 @@ from nbgrader.api import Gradebook
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from grader.preprocessors.comments import add_auto_comment, answer_cells
-from grader.preprocessors.handoff import handoff
+from grader.judge.handoff import handoff
 
 PREFIX = "Flagged for manual grading (the code reaches into the grading machinery): "
 

@@ -8,7 +8,7 @@ from nbgrader.api import Gradebook
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from grader.preprocessors.comments import add_auto_comment, answer_cells
-from grader.preprocessors.handoff import handoff
+from grader.judge.handoff import handoff
 
 NOTE = ("Decided in the student's kernel: {test} has no hidden checks, so nbgrader's own rule graded it "
         "from the outputs of the student's code, which that code could forge.")

@@ -10,7 +10,7 @@ from nbgrader import utils
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from grader.probes import without_hidden_section
+from grader.judge.probes import without_hidden_section
 
 
 class RestoreTestCells(NbGraderPreprocessor):

@@ -10,7 +10,7 @@ as stock nbgrader runs it (docs/GRADING.md, "Ordinary nbgrader cells").
 from nbgrader import utils
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from grader.probes import without_probe_section
+from grader.judge.probes import without_probe_section
 
 
 class StripHiddenTests(NbGraderPreprocessor):

@@ -18,7 +18,7 @@ import nbformat
 from grader.course import source_notebook
 from grader.pipeline import STUB
 from grader.preprocessors.comments import answer_cells
-from grader.probes import hidden_section
+from grader.judge.probes import hidden_section
 from submissions import place_submission, release_copy, solution_copy, submission_path, with_answers
 from conftest import load_answers
 from hostile import tiny

@@ -3,7 +3,7 @@ inside bubblewrap (no course files, no network, no other process, user `nobody`,
 environment, CPU, memory and file-size limits) and talks to nbgrader over Unix sockets.
 
 What the wall is made of, what it protects against and what it does not, with the test of each
-claim: docs/GRADING.md, "The wall". Warm kernels enter the same wall: grader/warm_kernels.py.
+claim: docs/GRADING.md, "The wall". Warm kernels enter the same wall: grader/wall/warm_kernels.py.
 """
 import asyncio
 import json
@@ -22,7 +22,8 @@ from pathlib import Path
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import Unicode, default
 
-from grader import debian, warm_kernels
+from grader import debian
+from grader.wall import warm_kernels
 from grader.course import REPO_ROOT
 from grader.pipeline import GRADING_THREADS
 
@@ -174,7 +175,7 @@ def wall_command(cmd: list, workdir: str, runtime: str, limits: Limits | None = 
 
 
 class Zygote:
-    """The grading process's zygote (grader/warm_kernels.py), started at its first warm kernel."""
+    """The grading process's zygote (grader/wall/warm_kernels.py), started at its first warm kernel."""
     _lock = threading.Lock()
     _running = None
 
@@ -217,7 +218,7 @@ def _sandbox_init(wall_pid: int, ready: Path, timeout: float = 60) -> int:
 class SandboxKernelManager(AsyncKernelManager):
     """An AsyncKernelManager whose kernel runs behind the wall, reached over Unix sockets.
 
-    A Python kernel starts warm where it can (grader/warm_kernels.py): bwrap builds the wall around
+    A Python kernel starts warm where it can (grader/wall/warm_kernels.py): bwrap builds the wall around
     a placeholder, and the kernel, forked from a zygote that imported torch, enters it."""
 
     transport = Unicode("ipc", config=True)
@@ -282,7 +283,7 @@ def kernel_manager(limits: Limits | None = None) -> AsyncKernelManager:
 
 
 def main(argv=None) -> int:
-    """`python -m grader.sandbox`: print the wall's command line for a Python in this folder."""
+    """`python -m grader.wall.sandbox`: print the wall's command line for a Python in this folder."""
     print(" ".join(wall_command(["python"], os.getcwd(), tempfile.gettempdir())))
     return 0
 

@@ -8,7 +8,7 @@ notebook's functions on inputs drawn from `rng` and hands each result to `check(
 display message of type PROBE_MIME and read back by the grader with torch.load(weights_only=True),
 which refuses anything but plain data (tensors, numbers, strings, containers). Nothing here
 decides a grade: in the student's kernel all of it may be tampered with, and the judge
-(grader/preprocessors/judge.py) treats what arrives as untrusted data.
+(grader/judge/preprocessor.py) treats what arrives as untrusted data.
 """
 PROBE_MIME = "application/x.course-probe"   # a text payload: JSON inside
 # A function that runs more lines than this is stopped, and both its counts are reported as infinite:

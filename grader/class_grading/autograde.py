@@ -20,7 +20,7 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
 
-from grader import sandbox
+from grader.wall import sandbox
 from grader.course import REPO_ROOT, SOURCE, nbgrader_cmd, tool_env
 
 @dataclass

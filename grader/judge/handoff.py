@@ -5,7 +5,7 @@ data under one key, "judge", with these fields (docs/GRADING.md, "Who decides a 
 """
 from dataclasses import dataclass, field
 
-from grader.probes import gradebook_hidden_sections
+from grader.judge.probes import gradebook_hidden_sections
 
 KEY = "judge"
 

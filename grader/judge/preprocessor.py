@@ -1,10 +1,10 @@
 """Judge: decides every test cell's grade in the grader's process, from data, never in the kernel.
 
 For each test cell with hidden checks it compares the student's probe record (untrusted) with the
-reference's, check by check (grader/compare.py), and replaces the cell's outputs with the verdict,
+reference's, check by check (grader/judge/compare.py), and replaces the cell's outputs with the verdict,
 which SaveAutoGrades scores. Ordinary nbgrader test cells keep nbgrader's own rule. It also scans
-the student's code (grader/scan.py) for FlagForManualGrading. What it hands the other
-preprocessors: grader/preprocessors/handoff.py. The design and its threat model: docs/GRADING.md,
+the student's code (grader/judge/scan.py) for FlagForManualGrading. What it hands the other
+preprocessors: grader/judge/handoff.py. The design and its threat model: docs/GRADING.md,
 "Who decides a grade" and "Ordinary nbgrader cells".
 """
 from pathlib import Path
@@ -15,11 +15,11 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Bool, Integer
 
-from grader.compare import compare
-from grader.preprocessors.handoff import handoff, hidden_sections
-from grader.probes import ProbeError, exception_name, read_probe
-from grader.reference import reference_records
-from grader.scan import module_names, scan
+from grader.judge.compare import compare
+from grader.judge.handoff import handoff, hidden_sections
+from grader.judge.probes import ProbeError, exception_name, read_probe
+from grader.judge.reference import reference_records
+from grader.judge.scan import module_names, scan
 
 KERNEL_TEXT_LIMIT = 4000   # characters of the kernel's own output kept in a test cell
 KERNEL_DECIDED = "the student's kernel"   # where an ordinary test cell's grade is decided

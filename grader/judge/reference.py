@@ -17,10 +17,10 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from grader import sandbox
-from grader.compare import compare
+from grader.wall import sandbox
+from grader.judge.compare import compare
 from grader.pipeline import GRADING_THREADS, SKIP_WHEN_GRADING
-from grader.probes import ProbeError, probe_source, read_probe, student_seed
+from grader.judge.probes import ProbeError, probe_source, read_probe, student_seed
 
 _CACHE = {}   # (notebook path, its sha256, hidden sections) -> {student: {grade_id: record}}
 

@@ -2,7 +2,7 @@
 
 Each test cell's hidden section defines `hidden_checks(check, rng)`. The grader turns it into a
 probe cell (`probe_source`) that runs it with a seed of the student's own (`student_seed`): the
-same probe runs in the student's kernel and in the reference kernel (grader/reference.py), and
+same probe runs in the student's kernel and in the reference kernel (grader/judge/reference.py), and
 `read_probe` turns a probe cell's outputs back into data, refusing anything that could run code.
 """
 import base64
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from grader.probe_kernel import PROBE_MIME
+from grader.judge.probe_kernel import PROBE_MIME
 
 HIDDEN = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS[^\n]*\n(.*?)^[ \t]*### END HIDDEN TESTS[^\n]*(\n|$)",
                     re.S | re.M)

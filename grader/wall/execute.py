@@ -1,7 +1,7 @@
-"""SandboxedExecute: nbgrader's Execute with the kernel behind the wall (grader/sandbox.py), output
+"""SandboxedExecute: nbgrader's Execute with the kernel behind the wall (grader/wall/sandbox.py), output
 capped per cell and per notebook, cells tagged `skip-when-grading` not run, and, after the last
 cell, one probe per judged test cell run in the same kernel with the student's seed; the probes'
-outputs go to the Judge as untrusted data (grader/preprocessors/handoff.py). docs/GRADING.md,
+outputs go to the Judge as untrusted data (grader/judge/handoff.py). docs/GRADING.md,
 "Who decides a grade".
 """
 import json
@@ -11,10 +11,10 @@ import nbformat
 from nbgrader.preprocessors import Execute
 from traitlets import Integer, Unicode
 
-from grader import sandbox
+from grader.wall import sandbox
 from grader.pipeline import SKIP_WHEN_GRADING
-from grader.preprocessors.handoff import handoff, hidden_sections
-from grader.probes import MAX_PROBE_BYTES, probe_source, student_seed
+from grader.judge.handoff import handoff, hidden_sections
+from grader.judge.probes import MAX_PROBE_BYTES, probe_source, student_seed
 
 
 def _size(content: dict) -> int:
@@ -24,7 +24,7 @@ def _size(content: dict) -> int:
 class SandboxedExecute(Execute):
     max_cell_output = Integer(100_000, help="bytes of output kept per cell").tag(config=True)
     max_notebook_output = Integer(2_000_000, help="bytes of output kept per notebook").tag(config=True)
-    # not configurable: the reference run skips the same cells (grader/reference.py)
+    # not configurable: the reference run skips the same cells (grader/judge/reference.py)
     skip_cells_with_tag = Unicode(SKIP_WHEN_GRADING)
 
     def __init__(self, *args, **kwargs):

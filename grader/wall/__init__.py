@@ -1,0 +1,2 @@
+"""Where student code runs: the sandboxed kernel (sandbox, warm_kernels) and nbgrader's Execute step
+that runs each notebook in it and then its probes (execute). docs/GRADING.md, "The wall"."""
