@@ -13,7 +13,7 @@ import torch
 from nbgrader.api import Gradebook
 
 from grader.authoring import code, md, solution, tests as graded
-from grader.class_grading.autograde import merge_submission
+from grader.class_grading.autograde import merge_submission, students_with_handins
 from grader.course import tool_env
 from grader.feedback import HideHiddenTests
 from grader.preprocessors.deduplicate_ids import DeduplicateIds
@@ -213,3 +213,11 @@ def test_merge_submission_copies_what_autograde_writes_and_keeps_manual_grades(t
         assert (triple.auto_score, triple.manual_score, triple.needs_manual_grade) == (0, None, True)
         assert gb.find_comment("double", "nb", "hw", "ada").auto_comment == "No response."
         assert gb.find_submission_notebook("nb", "hw", "ada").late_submission_penalty == 1.0
+
+
+def test_students_with_handins_are_the_ones_the_reference_serves(tmp_path):
+    for student, assignment in [("bo", "hw"), ("al", "hw"), ("cy", "other")]:
+        (tmp_path / "submitted" / student / assignment).mkdir(parents=True)
+    (tmp_path / "submitted" / "di").mkdir()                                # a folder, no hand-in of hw
+    assert students_with_handins(tmp_path, "hw") == ["al", "bo"]
+    assert students_with_handins(tmp_path, "hw", student_glob="bo") == ["bo"]   # nbgrader's --student

@@ -56,6 +56,13 @@ def submissions(course: Path = REPO_ROOT) -> list:
                   for a in s.iterdir() if a.is_dir() and not a.is_symlink())
 
 
+def students_with_handins(root: Path, assignment: str, submitted: str = "submitted", student_glob: str = "*") -> list:
+    """The students whose hand-in of `assignment` the course directory `root` holds, as nbgrader
+    finds them (`student_glob` is its --student). In a scratch course (make_scratch) these are the
+    batch's students, and the Judge runs the reference for them, once."""
+    return sorted(Path(p).parts[-2] for p in Path(root).glob(f"{submitted}/{student_glob}/{assignment}"))
+
+
 def _copy_plain(src: Path, dst: Path) -> None:
     """Copy a folder tree, leaving out symlinks and anything that is not a plain file: a student's
     folder could hold a link to the gradebook, which a plain copy would follow."""

@@ -15,6 +15,7 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Bool, Integer
 
+from grader.class_grading.autograde import students_with_handins
 from grader.judge.compare import compare
 from grader.judge.handoff import handoff, hidden_sections
 from grader.judge.probes import ProbeError, exception_name, read_probe
@@ -87,8 +88,8 @@ class Judge(NbGraderPreprocessor):
         if hidden:
             # One reference run for every student this nbgrader run grades (--student narrows it),
             # cached in this process for the ones after this one.
-            handed_in = sorted({Path(p).parts[-2] for p in Path(course.root).glob(
-                f"{course.submitted_directory}/{course.student_id}/{info['assignment']}")} | {info["student"]})
+            handed_in = sorted(set(students_with_handins(course.root, info["assignment"], course.submitted_directory,
+                                                         course.student_id)) | {info["student"]})
             reference = reference_records(solution, info["assignment"], info["notebook"], hidden, handed_in,
                                           timeout=self.timeout)[info["student"]]
         probes = shared.probes
