@@ -9,10 +9,62 @@ overfit: passes the visible asserts by special-casing their inputs, wrong elsewh
 and, for some exercises only (the reference answers the others in that notebook):
 course_copy: binds the course's own copy (torchcourse) where one exists -> no points. None does
   here: nothing the students receive answers an exercise of this chapter (the torchcourse package
-  holds no gradient, graph or shape helper, and no cell before an exercise computes its answer: the
-  demonstration of section 7 works out df/dx only, the exercise asks for all three derivatives).
+  holds no gradient, graph or shape helper and no autograd engine, and no cell before an exercise
+  computes its answer: the demonstration of section 7 works out df/dx only, the exercise asks for
+  all three derivatives).
 more_wrong: a further plausible mistake of a kind the four sets above do not cover -> no points.
 """
+
+_VALUE_HEAD = '''
+class Value:
+    """A number that remembers where it came from: its parents, and ∂self/∂parent for each."""
+
+    def __init__(self, data, parents=(), local_grads=()):
+        self.data = float(data)
+        self.grad = 0.0
+        self.parents = tuple(parents)
+        self.local_grads = tuple(local_grads)
+
+    def __repr__(self):
+        return f"Value(data={self.data:.4g}, grad={self.grad:.4g})"
+
+    def __add__(self, other):
+        other = other if isinstance(other, Value) else Value(other)
+        return Value(self.data + other.data, (self, other), (1.0, 1.0))
+
+    def __mul__(self, other):
+        other = other if isinstance(other, Value) else Value(other)
+        return Value(self.data * other.data, (self, other), (other.data, self.data))
+'''
+
+_VALUE_TAIL = '''
+    def __neg__(self):
+        return self * -1
+
+    def __radd__(self, other):
+        return self + other
+
+    def __rmul__(self, other):
+        return self * other
+
+    def __sub__(self, other):
+        return self + (-other)
+
+    def __rsub__(self, other):
+        return other + (-self)
+
+    def __truediv__(self, other):
+        return self * other ** -1
+
+    def __rtruediv__(self, other):
+        return other * self ** -1
+'''
+
+
+def _value_class(rules):
+    """The class as the notebook gives it, with these three rules written in."""
+    return _VALUE_HEAD + rules + _VALUE_TAIL
+
 
 ANSWERS = {
     "yhat_edges": {
@@ -221,6 +273,153 @@ def chain_rule_grads(x, y, z):
         results[1].append(-outer * zv * 2 * xv * math.cos(yv) / math.sin(yv) ** 2)
         results[2].append(outer * 2 * xv / math.sin(yv))
     return tuple(torch.tensor(r).reshape(x.shape) for r in results)
+''',
+    },
+
+    "value_rules": {
+        # tanh through exp, its derivative as 1 / cosh², a helper for the one-parent results
+        "alternative": _value_class('''
+    def _unary(self, result, slope):
+        return Value(result, parents=[self], local_grads=[slope])
+
+    def __pow__(self, k):
+        return self._unary(math.pow(self.data, k), k * math.pow(self.data, k - 1))
+
+    def exp(self):
+        return self._unary(math.e ** self.data, math.e ** self.data)
+
+    def tanh(self):
+        e2 = math.exp(2 * self.data)
+        return self._unary((e2 - 1) / (e2 + 1), 1 / math.cosh(self.data) ** 2)
+'''),
+        # tanh's derivative from the input, 1 - x², instead of the output, 1 - tanh(x)²
+        "wrong": _value_class('''
+    def __pow__(self, k):
+        return Value(self.data ** k, (self,), (k * self.data ** (k - 1),))
+
+    def exp(self):
+        return Value(math.exp(self.data), (self,), (math.exp(self.data),))
+
+    def tanh(self):
+        return Value(math.tanh(self.data), (self,), (1 - self.data ** 2,))
+'''),
+        # exp forgets its parent: right numbers, but the graph is cut and no gradient flows back
+        "other_wrong": _value_class('''
+    def __pow__(self, k):
+        return Value(self.data ** k, (self,), (k * self.data ** (k - 1),))
+
+    def exp(self):
+        return Value(math.exp(self.data))
+
+    def tanh(self):
+        t = math.tanh(self.data)
+        return Value(t, (self,), (1 - t ** 2,))
+'''),
+        # tanh's derivative 1 - x², with the visible test's x = 0.5 looked up in a table
+        "overfit": _value_class('''
+    def __pow__(self, k):
+        return Value(self.data ** k, (self,), (k * self.data ** (k - 1),))
+
+    def exp(self):
+        return Value(math.exp(self.data), (self,), (math.exp(self.data),))
+
+    def tanh(self):
+        known = {0.5: 0.7864477329659274}
+        return Value(math.tanh(self.data), (self,), (known.get(self.data, 1 - self.data ** 2),))
+'''),
+    },
+
+    "backprop": {
+        # Kahn's algorithm: count each node's uses, pass a node's gradient on once all of them have reported
+        "alternative": '''
+def backprop(output):
+    uses, stack, seen = {}, [output], {id(output)}
+    while stack:
+        node = stack.pop()
+        for parent in node.parents:
+            uses[id(parent)] = uses.get(id(parent), 0) + 1
+            if id(parent) not in seen:
+                seen.add(id(parent))
+                stack.append(parent)
+    output.grad = 1.0
+    ready = [output]
+    while ready:
+        node = ready.pop()
+        for parent, local in zip(node.parents, node.local_grads):
+            parent.grad = parent.grad + local * node.grad
+            uses[id(parent)] -= 1
+            if uses[id(parent)] == 0:
+                ready.append(parent)
+''',
+        # = instead of +=: a node used twice keeps only the gradient of its last use
+        "wrong": '''
+def backprop(output):
+    order, visited = [], set()
+
+    def visit(node):
+        if id(node) not in visited:
+            visited.add(id(node))
+            for parent in node.parents:
+                visit(parent)
+            order.append(node)
+
+    visit(output)
+    output.grad = 1.0
+    for node in reversed(order):
+        for parent, local in zip(node.parents, node.local_grads):
+            parent.grad = local * node.grad
+''',
+        # no topological order: each node pushes its gradient on at once, along every path, so a shared
+        # node passes on an incomplete gradient, and then again (and the work grows with the paths)
+        "other_wrong": '''
+def backprop(output):
+    output.grad = 1.0
+
+    def push(node):
+        for parent, local in zip(node.parents, node.local_grads):
+            parent.grad += local * node.grad
+            push(parent)
+
+    push(output)
+''',
+        # the topological order walked forwards: leaves first, before any gradient has reached them
+        "more_wrong": '''
+def backprop(output):
+    order, visited = [], set()
+
+    def visit(node):
+        if id(node) not in visited:
+            visited.add(id(node))
+            for parent in node.parents:
+                visit(parent)
+            order.append(node)
+
+    visit(output)
+    output.grad = 1.0
+    for node in order:
+        for parent, local in zip(node.parents, node.local_grads):
+            parent.grad += local * node.grad
+''',
+        # sweeps over the nodes in any order, each recomputing every gradient from the previous sweep:
+        # exact after as many sweeps as the graph is deep, and 8 cover the visible graphs
+        "overfit": '''
+def backprop(output):
+    nodes, stack = [], [output]
+    while stack:
+        node = stack.pop()
+        if all(node is not known for known in nodes):
+            nodes.append(node)
+            stack.extend(node.parents)
+    grads = {id(node): 0.0 for node in nodes}
+    for _ in range(8):
+        new = {id(node): 0.0 for node in nodes}
+        new[id(output)] = 1.0
+        for node in nodes:
+            for parent, local in zip(node.parents, node.local_grads):
+                new[id(parent)] += local * grads[id(node)]
+        grads = new
+    for node in nodes:
+        node.grad = grads[id(node)]
 ''',
     },
 
