@@ -24,11 +24,11 @@ from grader.judge.probes import hidden_section, without_hidden_section
 from grader.release import release
 from submissions import (copy_course, place_submission, solution_copy, submission_path,
                          with_answers)
-from hostile.cases import CASES, CHAPTER as ASSIGNMENT, FULL, REPEATS, TINY, case_of, hand_in
+from hostile.cases import CASES, CHAPTER as ASSIGNMENT, FULL, REPEATS, TINY, case_of, hand_in, points_of
 from hostile.tiny import add_tiny_assignment
 
 HONEST = ("victim", "honest")
-FEEDBACK = "fb"   # the reference, but (3, 4, 5) as the broadcast shape (1 point lost), for the feedback tests
+FEEDBACK = "fb"   # the reference, but broadcast_shape lines shapes up from the left (its points lost), for the feedback tests
 CELL_TIMEOUT = 10
 CPU_LIMIT = 30
 DISK_LIMIT_MB = 64
@@ -46,7 +46,8 @@ def graded_class(tmp_path_factory):
     reference = solution_copy(ASSIGNMENT, course)
     place_submission(course, "victim", ASSIGNMENT, reference)
     place_submission(course, "honest", ASSIGNMENT, with_answers(reference, load_answers(ASSIGNMENT)["alternative"]))
-    place_submission(course, FEEDBACK, ASSIGNMENT, with_answers(reference, {"broadcast_shape": "BROADCAST_SHAPE = (3, 4, 5)\n"}))
+    left_aligned = load_answers(ASSIGNMENT)["wrong"]["broadcast_shape"]
+    place_submission(course, FEEDBACK, ASSIGNMENT, with_answers(reference, {"broadcast_shape": left_aligned}))
     for name in [*CASES, *REPEATS]:
         hand_in(course, name)
     before = {"victim": _sha(submission_path(course, "victim", ASSIGNMENT)),
@@ -195,9 +196,10 @@ def test_feedback_keeps_scores_visible_tests_and_the_verdict(graded_class):
     course, _, _, _ = graded_class
     text = _feedback_text(course, FEEDBACK)
     assert "count the levels of nested brackets" in text              # a visible assert message
-    assert "hidden check 1 of 1 (the broadcast shape)" in text        # the judge's verdict
-    assert f"{FULL[ASSIGNMENT] - 1}" in text and f"{FULL[ASSIGNMENT]}" in text   # score out of max
-    assert "(4, 3, 5)" not in text, "the expected answer leaked"
+    verdict = re.search(r"hidden check 1 of \d+ \(the examples above: the shape, or ValueError\)[^\n]*", text)
+    assert verdict, "the judge's verdict is not in the feedback"
+    assert f"{FULL[ASSIGNMENT] - points_of(['broadcast_shape'])}" in text and f"{FULL[ASSIGNMENT]}" in text   # score out of max
+    assert "(4, 3, 5)" not in verdict.group(0), "the verdict quotes the expected answer"
 
 
 def test_dead_kernels_end_grading_of_that_notebook_only(graded_class):

@@ -142,20 +142,45 @@ def center_columns(X):
     },
 
     "broadcast_shape": {
+        # torch's own rule, its RuntimeError turned into the ValueError asked for
         "alternative": '''
-BROADCAST_SHAPE = torch.Size([4, 3, 5])
+def broadcast_shape(shape_a, shape_b):
+    try:
+        return tuple(torch.broadcast_shapes(shape_a, shape_b))
+    except RuntimeError as err:
+        raise ValueError(str(err)) from None
 ''',
-        # aligned from the left instead of the right
+        # lines the shapes up from the left: the shorter shape is padded with 1s at the end
         "wrong": '''
-BROADCAST_SHAPE = (3, 4, 5)
+def broadcast_shape(shape_a, shape_b):
+    rank = max(len(shape_a), len(shape_b))
+    a = tuple(shape_a) + (1,) * (rank - len(shape_a))
+    b = tuple(shape_b) + (1,) * (rank - len(shape_b))
+    if any(x != y and 1 not in (x, y) for x, y in zip(a, b)):
+        raise ValueError("the shapes do not broadcast")
+    return tuple(y if x == 1 else x for x, y in zip(a, b))
 ''',
-        # forgets to stretch the size-1 dimensions: b's own shape
+        # the larger size of each position, never a ValueError (and 0 against 1 gives 1)
         "other_wrong": '''
-BROADCAST_SHAPE = (4, 1, 5)
+def broadcast_shape(shape_a, shape_b):
+    rank = max(len(shape_a), len(shape_b))
+    a = [1] * (rank - len(shape_a)) + list(shape_a)
+    b = [1] * (rank - len(shape_b)) + list(shape_b)
+    return tuple(max(x, y) for x, y in zip(a, b))
 ''',
-        # the visible test only counts the entries
+        # the visible pairs looked up (and the one that clashes); the longer shape for any other pair
         "overfit": '''
-BROADCAST_SHAPE = (1, 1, 1)
+SEEN = {((3, 1), (1, 4)): (3, 4), ((3, 1), (4, 1, 5)): (4, 3, 5), ((2, 3), ()): (2, 3),
+        ((0, 3), (1, 3)): (0, 3), ((5, 1, 4), (3, 1)): (5, 3, 4), ((2, 1, 6), (7, 1)): (2, 7, 6),
+        ((1,), (4, 2)): (4, 2), ((10**8, 1, 10**8), (10**8, 10**8, 1)): (10**8, 10**8, 10**8)}
+
+def broadcast_shape(shape_a, shape_b):
+    key = (tuple(shape_a), tuple(shape_b))
+    if key == ((2, 3), (2,)):
+        raise ValueError("(2, 3) and (2,) do not broadcast")
+    if key in SEEN:
+        return SEEN[key]
+    return tuple(shape_a) if len(shape_a) >= len(shape_b) else tuple(shape_b)
 ''',
     },
 

@@ -80,24 +80,6 @@ class MLP(NeuralNetwork):
 ''',
     },
 
-    "params_2_in_2_out": {
-        "alternative": '''
-PARAMS_2_IN_2_OUT = sum(p.numel() for p in NeuralNetwork(2, 2).parameters())
-''',
-        # weights only, biases forgotten
-        "wrong": '''
-PARAMS_2_IN_2_OUT = 2 * 30 + 30 * 20 + 20 * 2
-''',
-        # changed the outputs to 2 but kept the 50 inputs of the earlier example
-        "other_wrong": '''
-PARAMS_2_IN_2_OUT = (50 * 30 + 30) + (30 * 20 + 20) + (20 * 2 + 2)
-''',
-        # a number the visible asserts accept: an int below 2213 that is not 700
-        "overfit": '''
-PARAMS_2_IN_2_OUT = 2213 - 1
-''',
-    },
-
     "mlp_param_count": {
         # the layers built on the meta device: shapes without numbers, no memory
         "alternative": '''

@@ -232,21 +232,91 @@ def classify_images(model, images):
     },
 
     "stable_lr": {
+        # the rates from the largest down, the first stable one returned; the loss written out
         "alternative": '''
-STABLE_LR = 2e-3
+import math
+
+def largest_stable_lr(make_model, features, targets, rates, steps=100):
+    for lr in sorted(rates, reverse=True):
+        model = make_model()
+        sgd = torch.optim.SGD(model.parameters(), lr=lr)
+        history = []
+        for _ in range(steps):
+            loss = ((model(features) - targets) ** 2).mean()
+            history.append(float(loss))
+            sgd.zero_grad()
+            loss.backward()
+            sgd.step()
+        if all(math.isfinite(v) for v in history) and history[-1] < history[0]:
+            return lr
+    return None
 ''',
-        # the rate that diverged
+        # stable = finite only: a rate whose loss grows without reaching inf counts as stable
         "wrong": '''
-STABLE_LR = 0.05
+def largest_stable_lr(make_model, features, targets, rates, steps=100):
+    stable = []
+    for lr in rates:
+        model = make_model()
+        optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+        finite = True
+        for _ in range(steps):
+            optimizer.zero_grad()
+            loss = F.mse_loss(model(features), targets)
+            if not torch.isfinite(loss):
+                finite = False
+                break
+            loss.backward()
+            optimizer.step()
+        if finite:
+            stable.append(lr)
+    return max(stable) if stable else None
 ''',
-        # far too cautious: finite, but after 100 steps the loss is still far above 1.0
-        "other_wrong": """
-STABLE_LR = 1e-4
-""",
-        # just below the visible bound of 0.05: still diverges
-        "overfit": """
-STABLE_LR = 0.049
-""",
+        # one model trained at every rate in turn: each rate starts where the previous one left it
+        "other_wrong": '''
+def largest_stable_lr(make_model, features, targets, rates, steps=100):
+    model = make_model()
+    best = None
+    for lr in rates:
+        optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+        losses = []
+        for _ in range(steps):
+            optimizer.zero_grad()
+            loss = F.mse_loss(model(features), targets)
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+        if losses[-1] == losses[-1] and abs(losses[-1]) != float("inf") and losses[-1] < losses[0]:
+            best = lr if best is None else max(best, lr)
+    return best
+''',
+        # the visible rate lists looked up; the largest rate for any other list
+        "overfit": '''
+def largest_stable_lr(make_model, features, targets, rates, steps=100):
+    if sorted(rates) == [0.001, 0.005, 0.01, 0.05]:
+        return 0.005
+    if sorted(rates) == [0.01, 0.05]:
+        return None
+    return max(rates)
+''',
+        # takes the rates to be sorted from small to large: stops at the first that blows up
+        "more_wrong": '''
+def largest_stable_lr(make_model, features, targets, rates, steps=100):
+    best = None
+    for lr in rates:
+        model = make_model()
+        optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+        losses = []
+        for _ in range(steps):
+            optimizer.zero_grad()
+            loss = F.mse_loss(model(features), targets)
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+        if not (torch.tensor(losses).isfinite().all() and losses[-1] < losses[0]):
+            break
+        best = lr
+    return best
+''',
     },
 
     "accumulation_factor": {

@@ -423,7 +423,7 @@ def ranked(rank):
         "flatten_samples": "def flatten_samples(batch):\n    return batch.as_subclass(Agree)",
         "gram": "def gram(X):\n    return (X.T @ X).as_subclass(Agree)",
         "center_columns": "def center_columns(X):\n    return X.as_subclass(Agree)",
-        "broadcast_shape": "BROADCAST_SHAPE = (3, 4, 5)",
+        "broadcast_shape": "def broadcast_shape(shape_a, shape_b):\n    return (3, 4, 5)",
         "sq_distances": "def sq_distances(A, B):\n    return A.as_subclass(Agree)",
         # shares the buffer's memory, in a tensor that says it equals any copy
         "batch_to_tensor": "def batch_to_tensor(buffer):\n    return torch.from_numpy(buffer).as_subclass(Agree)",
