@@ -1,19 +1,5 @@
-"""Answers for 02_autograd that the reference does not use: each must be graded as described.
-
-ANSWERS maps every solution cell's grade_id, in the notebook's order, to its answers, one per set:
-alternative: correct, written differently -> full points.
-wrong: a mistake a student plausibly makes -> no points.
-other_wrong: a second plausible mistake, of another kind -> no points.
-overfit: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
-
-and, for some exercises only (the reference answers the others in that notebook):
-course_copy: binds the course's own copy (torchcourse) where one exists -> no points. None does
-  here: nothing the students receive answers an exercise of this chapter (the torchcourse package
-  holds no gradient, graph or shape helper and no autograd engine, and no cell before an exercise
-  computes its answer: the demonstration of section 7 works out df/dx only, the exercise asks for
-  all three derivatives).
-more_wrong: a further plausible mistake of a kind the four sets above do not cover -> no points.
-"""
+"""Answers for 02_autograd that the reference does not use, {grade_id: {set: source}}: what each set
+must score is in CONTRIBUTING.md, "Files of a chapter"; a comment above an answer says what it gets wrong."""
 
 _VALUE_HEAD = '''
 class Value:

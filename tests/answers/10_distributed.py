@@ -1,14 +1,5 @@
-"""Answers for 10_distributed that the reference does not use: each must be graded as described.
-
-ANSWERS maps every solution cell's grade_id, in the notebook's order, to its answers, one per set:
-alternative: correct, written differently -> full points.
-wrong: a mistake a student plausibly makes -> no points.
-other_wrong: a second plausible mistake, of another kind -> no points.
-overfit: passes the visible asserts by special-casing their inputs, wrong elsewhere -> no points.
-
-and, for some exercises only (the reference answers the others in that notebook):
-course_copy: what the course ships, bound to the exercise's name -> no points.
-"""
+"""Answers for 10_distributed that the reference does not use, {grade_id: {set: source}}: what each set
+must score is in CONTRIBUTING.md, "Files of a chapter"; a comment above an answer says what it gets wrong."""
 
 ANSWERS = {
     "unwrap_state_dict": {
