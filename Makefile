@@ -1,5 +1,5 @@
 # The course's verbs. Every target sets up .venv first if needed (see `setup`).
-# Switches you can override:  make autograde JOBS=4   make check NB=notebooks/01_tensors/01_tensors.ipynb
+# Switches you can override:  make autograde JOBS=4 (or SCHEDULER=tcp://host:8786)   make check NB=notebooks/01_tensors/01_tensors.ipynb
 #                             make audit-seeds CHAPTERS="00_setup 08_gpu_training"
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -11,6 +11,7 @@ PY     := $(VENV)/bin/python
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 STAMP  := $(VENV)/.installed
 JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
+SCHEDULER ?=
 NB     ?=
 CHAPTERS ?=
 WORKSPACE ?= workspace
@@ -77,8 +78,8 @@ outputs: setup  ## re-execute solutions/ in place, as CI does, to refresh the co
 release: setup  ## solutions/ -> notebooks/ and the exchange, every chapter (nbgrader generate_assignment, release_assignment)
 	$(PY) -m grader release
 
-autograde: setup  ## grade everything in submitted/ (nbgrader autograde)
-	$(PY) -m grader autograde --jobs $(JOBS)
+autograde: setup  ## grade everything in submitted/ on JOBS local workers, or a Dask cluster: SCHEDULER=tcp://host:8786
+	$(PY) -m grader autograde --jobs $(JOBS) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
 feedback: setup  ## HTML feedback for every graded submission (nbgrader generate_feedback)
 	$(PY) -m grader feedback

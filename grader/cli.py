@@ -17,7 +17,12 @@ def _outputs(args):
 
 def _autograde(args):
     from grader.class_grading.autograde import autograde_all
-    return autograde_all(jobs=args.jobs)
+    from grader.class_grading.cluster import SchedulerUnreachable
+    try:
+        return autograde_all(jobs=args.jobs, scheduler=args.scheduler or None)
+    except SchedulerUnreachable as err:
+        print(f"make autograde: {err}")
+        return 2
 
 
 def _feedback(args):
@@ -54,7 +59,9 @@ def main(argv=None) -> int:
     p.set_defaults(func=_outputs)
 
     p = verbs.add_parser("autograde", help="grade everything in submitted/")
-    p.add_argument("--jobs", type=int, default=None, help="parallel workers (default: one per core)")
+    p.add_argument("--jobs", type=int, default=None, help="local workers (default: one per core)")
+    p.add_argument("--scheduler", default=None, help="a running Dask scheduler, tcp://host:8786 "
+                   "(default: a cluster of --jobs workers on this machine, started and stopped here)")
     p.set_defaults(func=_autograde)
 
     p = verbs.add_parser("feedback", help="feedback HTML for graded submissions")

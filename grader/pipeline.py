@@ -9,6 +9,10 @@ AUTOGRADE (that notebook -> scores in the gradebook, the graded notebook for fee
 The order matters where commented.
 """
 
+# Seconds per cell of the judge's reference run (Judge.timeout's default): the instructor's code
+# and a whole class's probes run in it.
+REFERENCE_CELL_SECONDS = 120
+
 # Cells with this tag only demonstrate (a torchrun launch, DataLoader workers, a second model's
 # training): nothing graded uses what they compute, so grading skips them, in the student's kernel
 # and in the reference run alike. JupyterLab and nbval ignore the tag: students and CI run them.

@@ -112,7 +112,7 @@ def test_bench_builds_a_varied_class(tmp_path):
 
 
 def test_failures_are_told_apart_within_a_batch():
-    from grader.class_grading.autograde import Result
+    from grader.class_grading.batch import BatchOutcome as Result
     log = "[AutogradeApp | ERROR] There was an error processing assignment 'A' for student 'bo'\n"
     assert Result(["al", "bo"], "A", 1, log).failed == ["bo"]
     assert Result(["al", "bo"], "A", 0, "").failed == []
@@ -144,8 +144,11 @@ def test_the_likely_longest_batches_start_first(tmp_path):
 
 def test_a_batch_that_runs_out_of_time_is_regraded_one_by_one(tmp_path, monkeypatch):
     """One endless notebook must not cost its batch-mates their grades: the batch is graded
-    again student by student, and only the endless one is reported as failed."""
+    again student by student, and only the endless one is reported as failed. (Tasks run in this
+    process, on a Dask cluster of threads, so that the fake grading below replaces the real one.)"""
+    from distributed import Client
     import grader.class_grading.autograde as ag
+    import grader.class_grading.batch as tasks
     course = tmp_path / "course"
     students = ["ann", "bob", "cid", "endless"]
     for s in students:
@@ -153,17 +156,21 @@ def test_a_batch_that_runs_out_of_time_is_regraded_one_by_one(tmp_path, monkeypa
         folder.mkdir(parents=True)
         (folder / "A.ipynb").write_text("{}")
     (course / "gradebook.db").write_text("")
-    calls, collected = [], []
+    (course / "nbgrader_config.py").write_text("")
+    collected, log = [], tmp_path / "calls.txt"   # a file: Dask pickles the function, closure and all
 
-    def fake_grade(course_, snapshot, batch, assignment, *rest):
-        calls.append(list(batch))
-        return ag.Result(list(batch), assignment, 124 if "endless" in batch else 0,
-                         scratch=tmp_path / "scratch")
+    def fake_grade(batch, files, references):
+        with open(log, "a") as f:
+            f.write(" ".join(batch.students) + "\n")
+        return tasks.BatchOutcome(list(batch.students), batch.assignment, 124 if "endless" in batch.students else 0)
 
-    monkeypatch.setattr(ag, "_grade_in_scratch", fake_grade)
-    monkeypatch.setattr(ag, "collect", lambda result, course_: collected.append(list(result.students)))
-    code = ag.autograde_all(jobs=1, course=course, wall=False, progress=False)
+    monkeypatch.setattr(tasks, "batch_task", fake_grade)
+    monkeypatch.setattr(tasks, "reference_task", lambda *args: {"seconds": 0.0, "notebooks": {}})
+    monkeypatch.setattr(ag, "collect", lambda outcome, course_: collected.append(list(outcome.students)))
+    with Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None) as client:
+        code = ag.autograde_all(jobs=1, course=course, wall=False, progress=False, client=client)
     assert code == 1
+    calls = [line.split() for line in log.read_text().splitlines()]
     assert calls[0] == students, "first, one batch with everybody"
     assert sorted(map(tuple, calls[1:])) == [(s,) for s in students], "then each student alone"
     assert sorted(s for batch in collected for s in batch) == students, "every student merged once"

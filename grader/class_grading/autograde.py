@@ -1,46 +1,26 @@
-"""Grade everything in submitted/ in parallel, each notebook behind the wall: the hand-ins are dealt
-into batches, each batch graded by plain `nbgrader autograde` in a scratch course of its own, and
-the results merged one submission at a time into the one gradebook and autograded/.
+"""Grade everything in submitted/ on a Dask cluster, each notebook behind the wall: a map and a reduce.
+
+Map: for each assignment, one reference task (the judge's reference run, for all its students), then
+its hand-ins dealt into batches, each graded by plain `nbgrader autograde` in a scratch course on a
+worker (grader/class_grading/batch.py), from data sent to it. Reduce: here, the coordinator merges
+each batch's results one submission at a time into the one gradebook and autograded/.
 
 How and why: docs/GRADING.md, "How parallel grading works"; tests/test_parallel_grading.py checks
-that the result is what a serial `nbgrader autograde` leaves.
+that the result is what a serial `nbgrader autograde` leaves, tests/test_cluster_grading.py the same
+on a cluster of separate worker processes, one of them killed.
 """
 import math
 import os
-import re
 import shutil
-import subprocess
 import sys
-import tempfile
 import time
-import warnings
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from collections import Counter
 from pathlib import Path
 
-from nbgrader.api import Gradebook, MissingEntry
-
+from grader import timings
+from grader.class_grading.transfer import read_rows, read_tree, write_rows, write_tree
+from grader.course import REPO_ROOT, SOURCE
 from grader.wall import sandbox
-from grader.course import REPO_ROOT, SOURCE, nbgrader_cmd, tool_env
-
-@dataclass
-class Result:
-    """One nbgrader run in one scratch course: a batch of students of one assignment."""
-    students: list
-    assignment: str
-    returncode: int
-    log: str = ""
-    seconds: float = 0.0
-    scratch: Path | None = field(default=None, repr=False)
-
-    @property
-    def failed(self) -> list:
-        """Students nbgrader reported an error for (all of them when it was stopped)."""
-        if self.returncode == 124:
-            return list(self.students)
-        named = set(re.findall(r"error processing assignment '[^']*' for student '([^']*)'", self.log))
-        return [s for s in self.students if s in named] or (list(self.students) if self.returncode else [])
-
 
 def submitted_assignments(course: Path = REPO_ROOT) -> list:
     """Assignment names that at least one student handed in (submitted/<student>/<assignment>/)."""
@@ -63,99 +43,27 @@ def students_with_handins(root: Path, assignment: str, submitted: str = "submitt
     return sorted(Path(p).parts[-2] for p in Path(root).glob(f"{submitted}/{student_glob}/{assignment}"))
 
 
-def _copy_plain(src: Path, dst: Path) -> None:
-    """Copy a folder tree, leaving out symlinks and anything that is not a plain file: a student's
-    folder could hold a link to the gradebook, which a plain copy would follow."""
-    def ignore(folder, names):
-        return [n for n in names if os.path.islink(os.path.join(folder, n))
-                or not (os.path.isfile(os.path.join(folder, n)) or os.path.isdir(os.path.join(folder, n)))]
-    shutil.copytree(src, dst, ignore=ignore, symlinks=True, dirs_exist_ok=True)
-
-
-def make_scratch(course: Path, snapshot: Path, students: list, assignment: str) -> Path:
-    """A private course directory holding only what grading these submissions needs."""
-    course = Path(course)
-    scratch = Path(tempfile.mkdtemp(prefix=f"grade-{assignment[:20]}-"))
-    # the course's config: its pipeline puts every kernel behind the wall (grader/pipeline.py)
-    shutil.copyfile(course / "nbgrader_config.py", scratch / "nbgrader_config.py")
-    shutil.copyfile(snapshot, scratch / "gradebook.db")
-    source = course / SOURCE / assignment
-    extras = scratch / SOURCE / assignment
-    extras.mkdir(parents=True)
-    if source.is_dir():
-        # the solution notebook is for the judge's reference run; student kernels never see it
-        shutil.copytree(source, extras, dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
-    for student in students:
-        _copy_plain(course / "submitted" / student / assignment,
-                    scratch / "submitted" / student / assignment)
-    return scratch
-
-
-def grade_batch(scratch: Path, students: list, assignment: str, extra_args=(), env=None,
-                timeout: float | None = None) -> Result:
-    """Run plain nbgrader autograde in a scratch course (which holds only `students`)."""
-    start = time.perf_counter()
-    who = ["--student", students[0]] if len(students) == 1 else []
-    cmd = nbgrader_cmd("autograde", assignment, *who, "--force", *extra_args)
-    try:
-        proc = subprocess.run(cmd, cwd=scratch, env=tool_env(env), text=True, capture_output=True,
-                              timeout=timeout)
-        code, log = proc.returncode, proc.stdout + proc.stderr
-    except subprocess.TimeoutExpired as err:
-        code, log = 124, f"nbgrader autograde ran past {timeout} s and was stopped\n{err.stdout or ''}"
-    return Result(list(students), assignment, code, log, time.perf_counter() - start, scratch)
-
-
 def merge_submission(scratch_db: Path, course_db: Path, assignment: str, student: str) -> None:
-    """Write what autograde recorded for one submission in `scratch_db` into `course_db`.
-
-    These are exactly the fields nbgrader's autograde writes (Autograde.init_assignment,
-    SaveAutoGrades, AssignLatePenalties); manual scores and anything else are left alone."""
-    with warnings.catch_warnings(), \
-            Gradebook(f"sqlite:///{scratch_db}") as src, Gradebook(f"sqlite:///{course_db}") as dst:
-        # nbgrader's own add_submission trips SQLAlchemy's autoflush warnings; they are harmless
-        warnings.simplefilter("ignore")
-        graded = src.find_submission(assignment, student)
-        dst.update_or_create_student(student)
-        kwargs = {"timestamp": graded.timestamp} if graded.timestamp is not None else {}
-        dst.update_or_create_submission(assignment, student, **kwargs)
-        for notebook in graded.notebooks:
-            target = dst.find_submission_notebook(notebook.name, assignment, student)
-            target.late_submission_penalty = notebook.late_submission_penalty
-            for grade in notebook.grades:
-                mine = dst.find_grade(grade.name, notebook.name, assignment, student)
-                mine.auto_score = grade.auto_score
-                # SaveAutoGrades' rule, applied to the real gradebook's manual score, plus the
-                # judge's flags for manual grading (FlagForManualGrading)
-                mine.needs_manual_grade = (mine.manual_score is not None or grade.auto_score is None
-                                           or grade.needs_manual_grade)
-            for comment in notebook.comments:
-                mine = dst.find_comment(comment.name, notebook.name, assignment, student)
-                mine.auto_comment = comment.auto_comment
-        dst.db.commit()
+    """Write what autograde recorded for one submission in `scratch_db` into `course_db`."""
+    write_rows(course_db, assignment, student, read_rows(scratch_db, assignment, student))
 
 
-def collect(result: Result, course: Path) -> None:
-    """Merge one graded scratch course back into the real one, then delete the scratch."""
+def collect(outcome, course: Path) -> None:
+    """Merge one batch's results (a BatchOutcome) into the course: gradebook rows, autograded/."""
     course = Path(course)
-    try:
-        for student in result.students:
-            # Merged even when nbgrader reported an error: serial nbgrader also leaves the
-            # submission it had started (for example with a renamed notebook: no scores, flagged).
-            try:
-                merge_submission(result.scratch / "gradebook.db", course / "gradebook.db",
-                                 result.assignment, student)
-            except MissingEntry:
-                continue
-            graded = result.scratch / "autograded" / student / result.assignment
-            target = course / "autograded" / student / result.assignment
-            if target.exists():
-                shutil.rmtree(target)
-            if graded.is_dir():   # nbgrader removes it for a notebook it could not grade
-                _copy_plain(graded, target)
-    finally:
-        shutil.rmtree(result.scratch, ignore_errors=True)
+    for student in outcome.students:
+        # Merged even when nbgrader reported an error: serial nbgrader also leaves the
+        # submission it had started (for example with a renamed notebook: no scores, flagged).
+        rows = outcome.rows.get(student)
+        if rows is None:
+            continue
+        write_rows(course / "gradebook.db", outcome.assignment, student, rows)
+        target = course / "autograded" / student / outcome.assignment
+        if target.exists():
+            shutil.rmtree(target)
+        if student in outcome.graded:
+            target.mkdir(parents=True)
+            write_tree(target, outcome.graded[student])
 
 
 def default_jobs() -> int:
@@ -190,15 +98,22 @@ def heaviest_first(batches: list, course: Path) -> list:
     return sorted(batches, key=lambda batch: len(batch[0]) * sizes[batch[1]], reverse=True)
 
 
+REFERENCE_STUDENTS = 200   # students per reference task: a big class's probes spread over the workers
+
+
 def autograde_all(jobs: int | None = None, course: Path = REPO_ROOT, extra_args=(),
                   wall: bool | None = None, progress: bool = True, only=None,
-                  timeout: float | None = 3600, verbose: bool = False) -> int:
-    """Grade every submission in `course`/submitted/ with `jobs` parallel workers.
+                  timeout: float | None = 3600, verbose: bool = False, scheduler: str | None = None,
+                  client=None, spent: Counter | None = None) -> int:
+    """Grade every submission in `course`/submitted/ on `jobs` local workers, or on the Dask cluster
+    at `scheduler` (or on `client`, a distributed.Client).
 
     extra_args go to every `nbgrader autograde` (for example "--Execute.timeout=10"); `only`
-    limits grading to some (student, assignment) pairs; `timeout` bounds one nbgrader run (a
-    batch that overruns is graded again one student at a time). Returns 0 when every submission was
+    limits grading to some (student, assignment) pairs; `timeout` bounds one submission's grading
+    (a batch that overruns is graded again one student at a time); `spent`, if given, receives
+    where the time went ({step: seconds}, grader/timings.py). Returns 0 when every submission was
     graded, 1 otherwise (the others are still graded and merged)."""
+    from grader.class_grading.cluster import grading_client
     course = Path(course).resolve()
     todo = [pair for pair in submissions(course) if only is None or pair in set(only)]
     # Serial nbgrader does not see a folder without any notebook in it: neither do we.
@@ -211,50 +126,98 @@ def autograde_all(jobs: int | None = None, course: Path = REPO_ROOT, extra_args=
         return 0
     jobs = max(1, min(jobs or default_jobs(), len(todo)))
     wall = sandbox.enabled() if wall is None else wall
-    if wall:
-        sandbox.ensure_bubblewrap()
-    else:
+    if wall and scheduler is None and client is None:
+        sandbox.ensure_bubblewrap()   # this machine's workers; a cluster's workers check their own
+    elif not wall:
         print("WARNING: grading WITHOUT the wall: student code runs with your rights", file=sys.stderr)
     db = course / "gradebook.db"
     if not db.exists():
         raise FileNotFoundError(f"{db} is missing: run `make release` (nbgrader generate_assignment) first")
     env = {"OMP_NUM_THREADS": str(max(1, default_jobs() // jobs))} if "OMP_NUM_THREADS" not in os.environ else {}
+    spent = Counter() if spent is None else spent
+    started = time.perf_counter()
+    if client is None:
+        with grading_client(jobs, scheduler) as client:
+            spent[timings.CLUSTER] += time.perf_counter() - started
+            return _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progress, verbose, spent)
+    return _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progress, verbose, spent)
+
+
+def _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progress, verbose, spent) -> int:
+    from distributed import KilledWorker, as_completed
+    from grader.class_grading import batch as tasks
+    snapshot = (course / "gradebook.db").read_bytes()   # one consistent copy for every task
+    config = (course / "nbgrader_config.py").read_bytes()
+    judge_timeout = _judge_timeout(course, extra_args)
+    files, references = {}, {}
+    for assignment in sorted({a for _, a in todo}):
+        source = read_tree(course / SOURCE / assignment) if (course / SOURCE / assignment).is_dir() else {}
+        files[assignment] = client.scatter(tasks.AssignmentFiles(assignment, config, snapshot, source),
+                                           hash=False, broadcast=False)
+        students = [s for s, a in todo if a == assignment]
+        references[assignment] = {
+            chunk: client.submit(tasks.reference_task, files[assignment], list(chunk), wall, judge_timeout,
+                                 pure=False, key=f"reference-{assignment}-{i}-{os.urandom(4).hex()}")
+            for i, chunk in enumerate(tuple(students[k:k + REFERENCE_STUDENTS])
+                                      for k in range(0, len(students), REFERENCE_STUDENTS))}
+
+    batch_of = {}   # task key -> (students, assignment)
+
+    def submit(students, assignment):
+        handins = {s: read_tree(course / "submitted" / s / assignment) for s in students}
+        batch = tasks.Batch(assignment, tuple(students), handins, tuple(extra_args), env, wall,
+                            timeout * len(students) if timeout else None)
+        needed = [future for chunk, future in references[assignment].items() if set(chunk) & set(students)]
+        future = client.submit(tasks.batch_task, batch, files[assignment], needed, pure=False)
+        batch_of[future.key] = (list(students), assignment)
+        return future
 
     batches = heaviest_first(split_batches(todo, jobs), course)
-
-    with tempfile.TemporaryDirectory(prefix="gradebook-") as tmp:
-        snapshot = Path(tmp) / "gradebook.db"
-        shutil.copyfile(db, snapshot)  # one consistent copy for every worker to start from
-        failures = []
-        bar = _progress(len(todo), progress)
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            def submit(students, assignment):
-                return pool.submit(_grade_in_scratch, course, snapshot, students, assignment,
-                                   extra_args, env, wall, timeout)
-            pending = {submit(*batch) for batch in batches}
-            while pending:
-                future = next(as_completed(pending))
-                pending.remove(future)
-                result = future.result()
-                if result.returncode == 124 and len(result.students) > 1:
-                    # a batch ran out of time: grade its students one by one, so that one
-                    # endless notebook costs only its own grade
-                    shutil.rmtree(result.scratch, ignore_errors=True)
-                    pending |= {submit([s], result.assignment) for s in result.students}
-                    continue
-                collect(result, course)   # serially, in this thread: one writer on the gradebook
-                failures += [(s, result) for s in result.failed]
-                if verbose:
-                    print(result.log)
-                bar.set_postfix_str(f"{result.students[-1]}/{result.assignment}", refresh=False)
-                bar.update(len(result.students))
-        bar.close()
-    for student, result in failures:
-        print(f"FAILED {student}/{result.assignment} (exit {result.returncode}); nbgrader's log:\n"
-              f"{_student_log(result.log, student)[-3000:]}", file=sys.stderr)
-    print(f"graded {len(todo) - len(failures)}/{len(todo)} submissions with {jobs} jobs"
+    pending = as_completed([submit(*b) for b in batches], loop=client.loop)
+    failures, refused = [], []
+    bar = _progress(len(todo), progress)
+    for future in pending:
+        try:
+            outcome = future.result()
+        except Exception as err:   # a task that raised (a worker without the wall, a broken reference)
+            students, assignment = batch_of[future.key]
+            if len(students) > 1 and isinstance(err, KilledWorker):
+                # the batch took its workers down (Dask tried it on several): find whose notebook did
+                for student in students:
+                    pending.add(submit([student], assignment))
+                continue
+            refused += [(s, assignment, err) for s in students]
+            bar.update(len(students))
+            continue
+        if outcome.returncode == 124 and len(outcome.students) > 1:
+            # a batch ran out of time: grade its students one by one, so that one
+            # endless notebook costs only its own grade
+            for student in outcome.students:
+                pending.add(submit([student], outcome.assignment))
+            continue
+        merging = time.perf_counter()
+        collect(outcome, course)   # here, one batch at a time: one writer on the gradebook
+        spent.update(outcome.timings)
+        spent[timings.MERGE] += time.perf_counter() - merging
+        failures += [(s, outcome) for s in outcome.failed]
+        if verbose:
+            print(outcome.log)
+        bar.set_postfix_str(f"{outcome.students[-1]}/{outcome.assignment}", refresh=False)
+        bar.update(len(outcome.students))
+    bar.close()
+    for chunks in references.values():
+        for future in chunks.values():
+            if future.status == "finished":
+                spent[timings.REFERENCE] += future.result()["seconds"]
+    for student, outcome in failures:
+        print(f"FAILED {student}/{outcome.assignment} (exit {outcome.returncode}); nbgrader's log:\n"
+              f"{_student_log(outcome.log, student)[-3000:]}", file=sys.stderr)
+    for student, assignment, err in refused:
+        print(f"NOT GRADED {student}/{assignment}: {type(err).__name__}: {err}", file=sys.stderr)
+    graded = len(todo) - len(failures) - len(refused)
+    print(f"graded {graded}/{len(todo)} submissions on {len(client.scheduler_info()['workers'])} workers"
           f"{' behind the wall' if wall else ''}")
-    return 1 if failures else 0
+    return 1 if failures or refused else 0
 
 
 def _student_log(log: str, student: str) -> str:
@@ -264,12 +227,15 @@ def _student_log(log: str, student: str) -> str:
     return "\n".join(lines[starts[0]:starts[-1] + 1]) if starts else log
 
 
-def _grade_in_scratch(course, snapshot, students, assignment, extra_args, env, wall, timeout):
-    scratch = make_scratch(course, snapshot, students, assignment)
-    if not wall:
-        env = dict(env or {}, COURSE_SANDBOX="0")
-    return grade_batch(scratch, students, assignment, extra_args, env,
-                       timeout * len(students) if timeout else None)
+def _judge_timeout(course: Path, extra_args) -> int:
+    """Judge.timeout as the batches' nbgrader sees it: on the command line, else in nbgrader_config.py."""
+    from traitlets.config.loader import PyFileConfigLoader
+    from grader.pipeline import REFERENCE_CELL_SECONDS
+    for arg in extra_args:
+        if arg.startswith("--Judge.timeout="):
+            return int(arg.split("=", 1)[1])
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    return int(config.Judge.get("timeout", REFERENCE_CELL_SECONDS))
 
 
 def _progress(total: int, enabled: bool):

@@ -7,19 +7,22 @@ the student's code (grader/judge/scan.py) for FlagForManualGrading. What it hand
 preprocessors: grader/judge/handoff.py. The design and its threat model: docs/GRADING.md,
 "Who decides a grade" and "Ordinary nbgrader cells".
 """
+import json
 from pathlib import Path
 
 import nbformat
 from nbgrader import utils
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import NbGraderPreprocessor
-from traitlets import Bool, Integer
+from traitlets import Bool, Integer, Unicode
 
+from grader import timings
+from grader.pipeline import REFERENCE_CELL_SECONDS
 from grader.class_grading.autograde import students_with_handins
 from grader.judge.compare import compare
 from grader.judge.handoff import handoff, hidden_sections
 from grader.judge.probes import ProbeError, exception_name, read_probe
-from grader.judge.reference import reference_records
+from grader.judge.reference import records_from_saved, reference_records
 from grader.judge.scan import module_names, scan
 
 KERNEL_TEXT_LIMIT = 4000   # characters of the kernel's own output kept in a test cell
@@ -67,9 +70,12 @@ def verdict(student, reference) -> str | None:
 
 
 class Judge(NbGraderPreprocessor):
-    timeout = Integer(120, help="seconds per cell of the reference run").tag(config=True)
+    timeout = Integer(REFERENCE_CELL_SECONDS, help="seconds per cell of the reference run").tag(config=True)
     require_hidden_checks = Bool(False, help="refuse a test cell without `def hidden_checks(check, rng)` "
                                  "instead of grading it by nbgrader's rule in the student's kernel").tag(config=True)
+    reference_dir = Unicode("", help="a folder of <notebook>.json files, each a reference run made once for "
+                            "the class (grader/judge/reference.py, saved_reference); used where it matches "
+                            "the solution and the hidden tests, else the reference is run here").tag(config=True)
 
     def preprocess(self, nb, resources):
         info = resources["nbgrader"]
@@ -84,14 +90,7 @@ class Judge(NbGraderPreprocessor):
             raise RuntimeError(f"test cell {ordinary[0]} has no hidden checks, and this course requires them "
                                "(Judge.require_hidden_checks): every test cell needs `def hidden_checks(check, rng)` "
                                "in its hidden section")
-        reference = {}
-        if hidden:
-            # One reference run for every student this nbgrader run grades (--student narrows it),
-            # cached in this process for the ones after this one.
-            handed_in = sorted(set(students_with_handins(course.root, info["assignment"], course.submitted_directory,
-                                                         course.student_id)) | {info["student"]})
-            reference = reference_records(solution, info["assignment"], info["notebook"], hidden, handed_in,
-                                          timeout=self.timeout)[info["student"]]
+        reference = self._reference(course, info, solution, hidden) if hidden else {}
         probes = shared.probes
         flags = shared.flags = self._scan(nb, solution)
         shared.kernel_decided = ordinary
@@ -121,6 +120,22 @@ class Judge(NbGraderPreprocessor):
                     self._outputs({}, None, len(reference[grade_id].checks), flags.get(grade_id))
             cell.outputs = outputs
         return nb, resources
+
+    def _reference(self, course, info, solution: Path, hidden: dict) -> dict:
+        """{grade_id: ProbeRecord} of the reference for this student: from `reference_dir` when it holds
+        a matching run, else one reference run for every student this nbgrader run grades (--student
+        narrows it), cached in this process for the ones after this one."""
+        saved = Path(self.reference_dir) / f"{info['notebook']}.json" if self.reference_dir else None
+        if saved is not None and saved.is_file():
+            records = records_from_saved(json.loads(saved.read_text()), solution, hidden, [info["student"]])
+            if records is not None:
+                return records[info["student"]]
+            self.log.warning("%s was made for another solution or class: running the reference here", saved)
+        handed_in = sorted(set(students_with_handins(course.root, info["assignment"], course.submitted_directory,
+                                                     course.student_id)) | {info["student"]})
+        with timings.timed(timings.REFERENCE):
+            return reference_records(solution, info["assignment"], info["notebook"], hidden, handed_in,
+                                     timeout=self.timeout)[info["student"]]
 
     @staticmethod
     def _outputs(cell, why, checks, flag) -> list:

@@ -2,13 +2,16 @@
 
 A kernel that never saw student code runs the assignment's solution notebook from the instructor's
 source folder, then every probe for every student asked about (their own seeds), and returns
-{student: {grade_id: ProbeRecord}}. One run serves a whole class: the first notebook graded in an
-nbgrader process computes the reference for every student handed in (submitted/*/<assignment>/),
-and later ones reuse it from memory. A reference probe that fails is an instructor's bug and stops
-grading loudly (RuntimeError), rather than costing students points.
+{student: {grade_id: ProbeRecord}}. One run serves a whole class: `make autograde` runs it once per
+notebook as a task of its own (grader/class_grading/batch.py) and hands its outputs, as JSON, to
+every batch (the Judge's `reference_dir`); plain nbgrader computes it at the first notebook it
+grades, for every student handed in (submitted/*/<assignment>/), and reuses it from memory. A
+reference probe that fails is an instructor's bug and stops grading loudly (RuntimeError), rather
+than costing students points.
 """
 import dataclasses
 import hashlib
+import json
 import os
 import shutil
 import tempfile
@@ -25,9 +28,15 @@ from grader.judge.probes import ProbeError, probe_source, read_probe, student_se
 _CACHE = {}   # (notebook path, its sha256, hidden sections) -> {student: {grade_id: record}}
 
 
+def fingerprint(solution: Path, hidden: dict) -> str:
+    """What a reference run depends on: the solution notebook's bytes and the hidden sections."""
+    digest = hashlib.sha256(Path(solution).read_bytes())
+    digest.update(json.dumps(sorted(hidden.items())).encode())
+    return digest.hexdigest()
+
+
 def _key(solution: Path, hidden: dict) -> tuple:
-    digest = hashlib.sha256(solution.read_bytes()).hexdigest()
-    return (str(solution), digest, tuple(sorted(hidden.items())))
+    return (str(solution), fingerprint(solution, hidden))
 
 
 def reference_records(solution: Path, assignment: str, notebook: str, hidden: dict,
@@ -74,9 +83,36 @@ def run_with_probes(nb, solution: Path, assignment: str, notebook: str, hidden: 
     return {tuple(cell.metadata["probe_for"]): cell.outputs for cell in nb.cells if "probe_for" in cell.metadata}
 
 
+def saved_reference(solution: Path, assignment: str, notebook: str, hidden: dict, students: list,
+                    timeout: int = 120) -> dict:
+    """One reference run for `students`, as JSON-ready data for `records_from_saved`: the probe
+    cells' outputs (decoded and checked here, so that a broken reference fails at once)."""
+    outputs = run_with_probes(nbformat.read(solution, as_version=4), solution, assignment, notebook,
+                              hidden, students, timeout)
+    _records(outputs, students)
+    saved = {s: {} for s in students}
+    for (student, grade_id), cell_outputs in outputs.items():
+        saved[student][grade_id] = cell_outputs
+    return {"fingerprint": fingerprint(solution, hidden), "outputs": saved}
+
+
+def records_from_saved(saved: dict, solution: Path, hidden: dict, students: list) -> dict | None:
+    """{student: {grade_id: ProbeRecord}} from `saved_reference`'s data, or None when it was made
+    from another solution or other hidden tests, or lacks one of `students`."""
+    if saved.get("fingerprint") != fingerprint(solution, hidden) or not set(students) <= set(saved["outputs"]):
+        return None
+    outputs = {(s, g): cell_outputs for s in students for g, cell_outputs in saved["outputs"][s].items()}
+    return _records(outputs, students)
+
+
 def _run(solution: Path, assignment: str, notebook: str, hidden: dict, students: list, timeout: int) -> dict:
     outputs = run_with_probes(nbformat.read(solution, as_version=4), solution, assignment, notebook,
                               hidden, students, timeout)
+    return _records(outputs, students)
+
+
+def _records(outputs: dict, students: list) -> dict:
+    """{student: {grade_id: ProbeRecord}} from {(student, grade_id): probe cell outputs}."""
     records = {s: {} for s in students}
     for (student, grade_id), cell_outputs in outputs.items():
         try:

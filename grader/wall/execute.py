@@ -6,11 +6,13 @@ outputs go to the Judge as untrusted data (grader/judge/handoff.py). docs/GRADIN
 """
 import json
 import sys
+import time
 
 import nbformat
 from nbgrader.preprocessors import Execute
 from traitlets import Integer, Unicode
 
+from grader import timings
 from grader.wall import sandbox
 from grader.pipeline import SKIP_WHEN_GRADING
 from grader.judge.handoff import handoff, hidden_sections
@@ -45,9 +47,11 @@ class SandboxedExecute(Execute):
         self._kept = {}             # cell index -> bytes kept
         self._cut = set()           # cells that got their truncation note
         nb.cells.extend(probes)
+        started, self._kernel_seconds = time.perf_counter(), 0.0
         try:
             nb, resources = super().preprocess(nb, resources, *args, **kwargs)
         finally:
+            timings.record(timings.STUDENT_CODE, time.perf_counter() - started - self._kernel_seconds)
             ran = nb.cells[self._notebook_cells:]
             del nb.cells[self._notebook_cells:]
         for cell in nb.cells:
@@ -57,6 +61,17 @@ class SandboxedExecute(Execute):
                                                   "graded cell depends on]\n")]
         shared.probes = {cell.metadata["probe_for"]: list(cell.get("outputs", [])) for cell in ran}
         return nb, resources
+
+    def start_new_kernel(self, **kwargs):
+        self._kernel_start_began = time.perf_counter()
+        return super().start_new_kernel(**kwargs)
+
+    def start_new_kernel_client(self):
+        """The kernel is up once it answers (nbclient waits for that here): its start is timed."""
+        client = super().start_new_kernel_client()
+        self._kernel_seconds = time.perf_counter() - self._kernel_start_began
+        timings.record(timings.KERNEL_START, self._kernel_seconds)
+        return client
 
     @staticmethod
     def _probe_cells(info, hidden: dict) -> list:

@@ -175,30 +175,67 @@ def wall_command(cmd: list, workdir: str, runtime: str, limits: Limits | None = 
 
 
 class Zygote:
-    """The grading process's zygote (grader/wall/warm_kernels.py), started at its first warm kernel."""
+    """The grading process's zygote (grader/wall/warm_kernels.py), started at its first warm kernel.
+
+    A Dask worker keeps one for all its batches: it hands the channel to each nbgrader process it
+    starts (`for_child`), one at a time, which adopts it instead of starting its own (torch's import,
+    4 s, paid once per worker rather than once per batch)."""
     _lock = threading.Lock()
     _running = None
+    CHILD_FD = "GRADER_ZYGOTE_FD"   # not COURSE_*: the wall keeps it from student kernels
 
-    def __init__(self):
-        ours, theirs = socket.socketpair()
-        # the wall's clean environment: the zygote's memory, which every kernel inherits, holds no secret
-        self.process = subprocess.Popen([sys.executable, warm_kernels.__file__, str(theirs.fileno())],
-                                        pass_fds=[theirs.fileno()], env=passthrough_env(),
-                                        stdin=subprocess.DEVNULL, cwd="/")
-        theirs.close()
-        self.channel = ours
-        self.replies = ours.makefile("r")
-        if not json.loads(self.replies.readline() or "{}").get("ready"):
+    def __init__(self, channel: socket.socket | None = None):
+        self.process = None
+        if channel is None:
+            ours, theirs = socket.socketpair()
+            # the wall's clean environment: the zygote's memory, which every kernel inherits, holds no secret
+            self.process = subprocess.Popen([sys.executable, warm_kernels.__file__, str(theirs.fileno())],
+                                            pass_fds=[theirs.fileno()], env=passthrough_env(),
+                                            stdin=subprocess.DEVNULL, cwd="/")
+            theirs.close()
+            channel = ours
+        self.channel = channel
+        self.replies = channel.makefile("r")
+        if self.process is not None and not json.loads(self.replies.readline() or "{}").get("ready"):
             raise RuntimeError("the warm-kernel zygote did not start (its error is above)")
+
+    def alive(self) -> bool:
+        return self.process is None or self.process.poll() is None
+
+    def ask(self, request: dict) -> bool:
+        try:
+            self.channel.sendall(json.dumps(request).encode() + b"\n")
+            return bool(self.replies.readline())
+        except OSError:
+            return False
+
+    @classmethod
+    def _current(cls) -> "Zygote":
+        if cls._running is None and os.environ.get(cls.CHILD_FD):   # the parent's, once
+            cls._running = cls(socket.socket(fileno=int(os.environ.pop(cls.CHILD_FD))))
+        if cls._running is None or not cls._running.alive():
+            cls._running = cls()
+        return cls._running
 
     @classmethod
     def spawn(cls, request: dict) -> None:
         with cls._lock:
-            if cls._running is None or cls._running.process.poll() is not None:
+            if cls._current().ask(request):
+                return
+            if cls._running.process is None:    # the parent's zygote is gone: start one of our own
                 cls._running = cls()
-            cls._running.channel.sendall(json.dumps(request).encode() + b"\n")
-            if not cls._running.replies.readline():
-                raise RuntimeError("the warm-kernel zygote stopped")
+                if cls._running.ask(request):
+                    return
+            raise RuntimeError("the warm-kernel zygote stopped")
+
+    @classmethod
+    def for_child(cls) -> dict:
+        """{CHILD_FD: fd} for the environment of ONE child process at a time (pass the fd in pass_fds),
+        or {} where kernels start cold."""
+        if not warm_kernels.available():
+            return {}
+        with cls._lock:
+            return {cls.CHILD_FD: str(cls._current().channel.fileno())}
 
 
 def _sandbox_init(wall_pid: int, ready: Path, timeout: float = 60) -> int:

@@ -1,0 +1,184 @@
+"""The worker's side of `make autograde`: Dask tasks that take data and return data.
+
+`reference_task` runs the judge's reference once per assignment (every notebook of it, for every
+student handed in); `batch_task` grades a batch of students of one assignment with plain
+`nbgrader autograde` in a scratch course of its own, the reference's outputs handed to the judge
+(`--Judge.reference_dir`). Both build their course folder from what they are sent and give back
+the results as data: no file system is shared with the coordinator. docs/GRADING.md, "How parallel
+grading works".
+"""
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader import timings
+from grader.class_grading.transfer import read_rows, read_tree, write_tree
+from grader.course import SOURCE, nbgrader_cmd, tool_env
+from grader.wall import sandbox
+
+# The nbgrader process dies with the worker that started it (PR_SET_PDEATHSIG survives exec): a
+# killed worker leaves no grading behind it, and its kernels go with it (bwrap --die-with-parent).
+DIE_WITH_PARENT = ["-c", "import ctypes, os, signal, sys; ctypes.CDLL(None).prctl(1, signal.SIGKILL); "
+                         "os.execv(sys.argv[1], sys.argv[1:])"]
+
+
+@dataclass(frozen=True)
+class AssignmentFiles:
+    """What every task of one assignment needs, sent once to each worker that needs it."""
+    assignment: str
+    config: bytes            # nbgrader_config.py: the course's pipeline, the wall included
+    gradebook: bytes         # a snapshot of gradebook.db taken before grading starts
+    source: dict             # solutions/<assignment>/ as {path: bytes}: the judge's solution notebooks
+
+
+@dataclass(frozen=True)
+class Batch:
+    assignment: str
+    students: tuple
+    handins: dict            # {student: {path: bytes}}: submitted/<student>/<assignment>/
+    extra_args: tuple = ()   # for nbgrader autograde, e.g. "--Execute.timeout=10"
+    env: dict = field(default_factory=dict)
+    wall: bool = True        # False only where the instructor said so (COURSE_SANDBOX=0)
+    timeout: float | None = None   # for the whole batch
+
+
+@dataclass
+class BatchOutcome:
+    """What one batch gives back: per student, the gradebook rows and autograded/<student>/<assignment>/."""
+    students: list
+    assignment: str
+    returncode: int
+    log: str = ""
+    seconds: float = 0.0
+    rows: dict = field(default_factory=dict)      # {student: read_rows(...) or None}
+    graded: dict = field(default_factory=dict)    # {student: {path: bytes}}
+    timings: dict = field(default_factory=dict)   # {step: seconds}, grader/timings.py
+    worker: str = ""
+
+    @property
+    def failed(self) -> list:
+        """Students nbgrader reported an error for (all of them when it was stopped)."""
+        if self.returncode == 124:
+            return list(self.students)
+        named = set(re.findall(r"error processing assignment '[^']*' for student '([^']*)'", self.log))
+        return [s for s in self.students if s in named] or (list(self.students) if self.returncode else [])
+
+
+class WallMissing(RuntimeError):
+    """A worker that cannot put student code behind the wall refuses to grade."""
+
+
+def _check_wall(wall: bool) -> None:
+    os.environ["COURSE_SANDBOX"] = "1" if wall else "0"   # for this worker's kernels (sandbox.enabled)
+    if wall and not sandbox.bwrap():
+        raise WallMissing(f"worker {socket.gethostname()} cannot grade behind the wall: {sandbox.INSTALL_HINT} "
+                          "Install bubblewrap on every worker, or grade without the wall (COURSE_SANDBOX=0) "
+                          "if you trust every submission.")
+
+
+def _scratch_root() -> str:
+    """The worker's own folder (Dask purges what a killed worker left there), else the system's."""
+    try:
+        from distributed import get_worker
+        return get_worker().local_directory
+    except (ImportError, ValueError):
+        return tempfile.gettempdir()
+
+
+def make_course(folder: Path, files: AssignmentFiles, handins: dict) -> Path:
+    """A private course directory holding only what grading these hand-ins needs."""
+    folder = Path(folder)
+    (folder / "nbgrader_config.py").write_bytes(files.config)
+    (folder / "gradebook.db").write_bytes(files.gradebook)
+    (folder / SOURCE / files.assignment).mkdir(parents=True)
+    write_tree(folder / SOURCE / files.assignment, files.source)
+    for student, tree in handins.items():
+        (folder / "submitted" / student / files.assignment).mkdir(parents=True)
+        write_tree(folder / "submitted" / student / files.assignment, tree)
+    return folder
+
+
+def reference_task(files: AssignmentFiles, students: list, wall: bool = True, timeout: int = 120) -> dict:
+    """{"notebooks": {notebook: saved reference run}, "seconds": s} for `students`, one run per
+    notebook that has hidden checks (grader/judge/reference.py, saved_reference)."""
+    start = time.perf_counter()
+    from grader.judge.probes import gradebook_hidden_sections
+    from grader.judge.reference import saved_reference
+    from nbgrader.api import Gradebook
+    _check_wall(wall)
+    with tempfile.TemporaryDirectory(prefix=f"reference-{files.assignment[:20]}-", dir=_scratch_root()) as tmp:
+        course = make_course(Path(tmp), files, {})
+        db = f"sqlite:///{course / 'gradebook.db'}"
+        with Gradebook(db) as gb:
+            notebooks = [nb.name for nb in gb.find_assignment(files.assignment).notebooks]
+        saved = {}
+        for notebook in notebooks:
+            hidden = gradebook_hidden_sections(db, notebook, files.assignment)
+            solution = course / SOURCE / files.assignment / f"{notebook}.ipynb"
+            if hidden and solution.is_file():
+                saved[notebook] = saved_reference(solution, files.assignment, notebook, hidden, students, timeout)
+        return {"notebooks": saved, "seconds": time.perf_counter() - start}
+
+
+def batch_task(batch: Batch, files: AssignmentFiles, references: list) -> BatchOutcome:
+    """Grade one batch with plain `nbgrader autograde` in a scratch course; results as data.
+    `references`: the reference tasks' results that cover the batch's students."""
+    _check_wall(batch.wall)
+    scratch = Path(tempfile.mkdtemp(prefix=f"grade-{batch.assignment[:20]}-", dir=_scratch_root()))
+    try:
+        make_course(scratch, files, batch.handins)
+        (scratch / ".reference").mkdir()
+        for notebook, saved in _for_students(references, batch.students).items():
+            (scratch / ".reference" / f"{notebook}.json").write_text(json.dumps(saved))
+        outcome = _run_nbgrader(scratch, batch, scratch / ".reference")
+        for student in batch.students:
+            outcome.rows[student] = read_rows(scratch / "gradebook.db", batch.assignment, student)
+            graded = scratch / "autograded" / student / batch.assignment
+            if graded.is_dir():   # nbgrader removes it for a notebook it could not grade
+                outcome.graded[student] = read_tree(graded)
+        return outcome
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _for_students(references: list, students) -> dict:
+    """{notebook: saved run} holding only `students`' probes, from reference tasks' results."""
+    merged = {}
+    for result in references:
+        for notebook, saved in result["notebooks"].items():
+            mine = merged.setdefault(notebook, {"fingerprint": saved["fingerprint"], "outputs": {}})
+            mine["outputs"].update({s: saved["outputs"][s] for s in students if s in saved["outputs"]})
+    return merged
+
+
+def _run_nbgrader(scratch: Path, batch: Batch, references: Path) -> BatchOutcome:
+    students = list(batch.students)
+    who = ["--student", students[0]] if len(students) == 1 else []
+    cmd = nbgrader_cmd("autograde", batch.assignment, *who, "--force", f"--Judge.reference_dir={references}",
+                       *batch.extra_args)
+    timings_file = scratch / ".timings"
+    # the worker's zygote, already warm from the reference run or the last batch
+    zygote = sandbox.Zygote.for_child() if batch.wall else {}
+    env = dict(batch.env, **zygote, **{timings.ENV: str(timings_file)})
+    if not batch.wall:
+        env["COURSE_SANDBOX"] = "0"
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run([sys.executable, *DIE_WITH_PARENT, *cmd], cwd=scratch, env=tool_env(env), text=True,
+                              capture_output=True, timeout=batch.timeout,
+                              pass_fds=[int(fd) for fd in zygote.values()])
+        code, log = proc.returncode, proc.stdout + proc.stderr
+    except subprocess.TimeoutExpired as err:
+        said = err.stdout.decode(errors="replace") if isinstance(err.stdout, bytes) else (err.stdout or "")
+        code, log = 124, f"nbgrader autograde ran past {batch.timeout} s and was stopped\n{said}"
+    seconds = time.perf_counter() - start
+    spent = dict(timings.read(timings_file), **{timings.NBGRADER: seconds})
+    return BatchOutcome(students, batch.assignment, code, log, seconds, timings=spent, worker=socket.gethostname())
