@@ -20,6 +20,9 @@ REFERENCE = "reference"            # the judge's reference run(s)
 NBGRADER = "nbgrader"              # an nbgrader autograde process, from start to end
 MERGE = "merge"                    # the coordinator's writes into the gradebook and autograded/
 CLUSTER = "cluster start"          # starting (or reaching) the Dask cluster
+NBGRADER_OWN = "nbgrader's own work"   # NBGRADER less the kernels and the reference inside it: its start,
+                                       # sanitizing, the judge's comparisons, saving
+REPORTED = (CLUSTER, REFERENCE, KERNEL_START, STUDENT_CODE, NBGRADER_OWN, MERGE)
 
 
 def record(step: str, seconds: float) -> None:
@@ -36,6 +39,16 @@ def timed(step: str):
         yield
     finally:
         record(step, time.perf_counter() - start)
+
+
+def own_work(one_process: Counter) -> float:
+    """NBGRADER_OWN of one nbgrader process's timings."""
+    return one_process[NBGRADER] - one_process[KERNEL_START] - one_process[STUDENT_CODE] - one_process[REFERENCE]
+
+
+def report(spent: Counter) -> str:
+    """One line: seconds per step, in REPORTED's order."""
+    return ", ".join(f"{step} {spent[step]:.1f}" for step in REPORTED if spent[step])
 
 
 def read(path) -> Counter:

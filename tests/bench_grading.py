@@ -16,11 +16,13 @@ import random
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from nbgrader.api import Gradebook
 
+from grader import timings
 from grader.class_grading.autograde import autograde_all, default_jobs
 from grader.course import REPO_ROOT, run_nbgrader
 from grader.release import release
@@ -99,6 +101,8 @@ class Comparison:
     serial: Path
     parallel: Path
     jobs: int
+    serial_spent: Counter = field(default_factory=Counter)     # {step: seconds}, grader/timings.py
+    parallel_spent: Counter = field(default_factory=Counter)
 
     @property
     def speedup(self) -> float:
@@ -116,14 +120,19 @@ def grade_both(base: Path, assignment: str, workdir: Path, jobs: int | None = No
     shutil.copytree(base, serial)
     shutil.copytree(base, parallel)
     jobs = jobs or default_jobs()
+    serial_timings = Path(workdir) / "serial-timings"
     start = time.perf_counter()
-    serial_code = run_nbgrader("autograde", assignment, "--force", *extra_args, course=serial,
-                               check=False).returncode
+    serial_code = run_nbgrader("autograde", assignment, "--force", *extra_args, course=serial, check=False,
+                               env={timings.ENV: str(serial_timings)}).returncode
     serial_s = time.perf_counter() - start
+    spent = Counter()
     start = time.perf_counter()
-    parallel_code = autograde_all(jobs=jobs, course=parallel, extra_args=extra_args, progress=progress)
+    parallel_code = autograde_all(jobs=jobs, course=parallel, extra_args=extra_args, progress=progress, spent=spent)
     parallel_s = time.perf_counter() - start
-    return Comparison(serial_s, parallel_s, serial_code, parallel_code, serial, parallel, jobs)
+    serial_spent = timings.read(serial_timings)
+    serial_spent[timings.NBGRADER] = serial_s
+    serial_spent[timings.NBGRADER_OWN] = timings.own_work(serial_spent)
+    return Comparison(serial_s, parallel_s, serial_code, parallel_code, serial, parallel, jobs, serial_spent, spent)
 
 
 def main(students: int = 20, jobs: int | None = None, assignment: str = "01_tensors") -> int:
@@ -136,7 +145,10 @@ def main(students: int = 20, jobs: int | None = None, assignment: str = "01_tens
         result = grade_both(base, assignment, Path(tmp), jobs, progress=True)
         same = result.same_grades(assignment)
         print(f"serial nbgrader autograde: {result.serial_s:.1f} s (exit {result.serial_code})")
-        print(f"make autograde JOBS={result.jobs}:   {result.parallel_s:.1f} s (exit {result.parallel_code})")
+        print(f"    seconds spent: {timings.report(result.serial_spent)}")
+        print(f"make autograde JOBS={result.jobs}:   {result.parallel_s:.1f} s (exit {result.parallel_code}), "
+              f"{result.parallel_s / students * result.jobs:.2f} s per notebook and worker")
+        print(f"    seconds spent (summed over the workers): {timings.report(result.parallel_spent)}")
         print(f"same scores, comments and grades CSV: {'yes' if same else 'NO'}")
         print(f"speed-up: {result.speedup:.2f}x")
     return 0 if same and result.serial_code == result.parallel_code == 0 else 1

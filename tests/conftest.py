@@ -29,6 +29,21 @@ def released_course(tmp_path_factory) -> Path:
     return dest
 
 
+@pytest.fixture(scope="session")
+def serially_graded(request, released_course, tmp_path_factory) -> dict:
+    """{chapter: a course where plain serial nbgrader graded that chapter's class} (tests/chapter_classes.py),
+    for the chapters the session's selected tests ask about: the `chapter` parameter of the tests that
+    use this fixture, and the SERIAL_CHAPTERS of their modules."""
+    from chapter_classes import grade_serially
+    wanted = set()
+    for item in request.session.items:
+        if "serially_graded" in item.fixturenames:
+            wanted |= set(getattr(item.module, "SERIAL_CHAPTERS", ()))
+            if hasattr(item, "callspec") and "chapter" in item.callspec.params:
+                wanted.add(item.callspec.params["chapter"])
+    return grade_serially(sorted(wanted), released_course, tmp_path_factory.mktemp("serially_graded"))
+
+
 @pytest.fixture(scope="module")
 def course(released_course, tmp_path_factory) -> Path:
     """A private copy of the released course for one test module: its own gradebook and
@@ -141,7 +156,7 @@ os.environ.setdefault("COURSE_OFFLINE", "1")
 # `make test` runs nbval beside this suite. The modules that keep both cores busy on their own
 # (graded classes, torchrun launches) run last, so that nbval's kernel gets the core that the
 # serial tests before them leave idle.
-BUSY_MODULES = ("test_chapters", "test_hostile", "test_parallel_grading", "test_ddp", "test_run_all", "test_no_answer_ships")
+BUSY_MODULES = ("test_chapters", "test_cluster_grading", "test_hostile", "test_parallel_grading", "test_ddp", "test_run_all", "test_no_answer_ships")
 
 
 def pytest_collection_modifyitems(items):

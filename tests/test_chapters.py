@@ -14,39 +14,13 @@
   full points on the others
 """
 import json
-import os
-import shutil
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conftest import ALL_CHAPTERS, ANSWER_SETS, PARTIAL_SETS, grade_assignment, load_answers, partial_sets
+from conftest import ALL_CHAPTERS, ANSWER_SETS, PARTIAL_SETS, load_answers, partial_sets
 from grader.course import REPO_ROOT
 from gradebook_rows import cell_scores
-from submissions import (place_submission, release_copy, solution_cell_ids,
-                         solution_copy, with_answers)
-
-
-STUDENTS = ("reference", "untouched", *ANSWER_SETS)
-SLOW_CHAPTERS = ["10_distributed", "06_debugging", "07_fashion_mnist_lab", "09_performance", "08_gpu_training"]
-
-
-def grade_chapter(chapter: str, course) -> dict:
-    """Hand in the six versions of one chapter in `course`, autograde; return each student's
-    cell scores and, per test cell, whether its visible asserts passed in the student's kernel."""
-    answers = load_answers(chapter)
-    reference = solution_copy(chapter, course)
-    place_submission(course, "reference", chapter, reference)
-    place_submission(course, "untouched", chapter, release_copy(chapter, course))
-    for name in ANSWER_SETS:
-        place_submission(course, name, chapter, with_answers(reference, answers[name]))
-    partial = partial_sets(answers)
-    for name, answered in partial.items():
-        place_submission(course, name, chapter, with_answers(reference, answered))
-    grade_assignment(chapter, course)
-    return {student: {"scores": cell_scores(course, chapter, student),
-                      "visible": visible_tests(course / "autograded" / student / chapter / f"{chapter}.ipynb")}
-            for student in STUDENTS + tuple(partial)}
+from submissions import solution_cell_ids, solution_copy
 
 
 def visible_tests(graded_notebook) -> dict:
@@ -57,25 +31,15 @@ def visible_tests(graded_notebook) -> dict:
 
 
 @pytest.fixture(scope="module")
-def graded(request, released_course, tmp_path_factory):
-    """{chapter: {student: cell scores}} for the chapters the selected tests ask about.
-
-    Each chapter is graded in its own copy of the course (its own gradebook), so chapters are
-    graded in parallel, one nbgrader process per core, without sharing a sqlite file.
-    """
-    wanted = sorted({item.callspec.params["chapter"] for item in request.session.items
-                     if item.module is request.module and "graded" in item.fixturenames
-                     and hasattr(item, "callspec")})
-    copies = {}
-    for chapter in wanted:
-        copies[chapter] = tmp_path_factory.mktemp(f"grade_{chapter}") / "course"
-        shutil.copytree(released_course, copies[chapter])
-    # the slowest chapters first (DDP launches, training), so that no core idles at the end
-    slow_first = sorted(wanted, key=lambda c: (c not in SLOW_CHAPTERS, SLOW_CHAPTERS.index(c) if c in SLOW_CHAPTERS else 0, c))
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        futures = {chapter: pool.submit(grade_chapter, chapter, copies[chapter]) for chapter in slow_first}
-        results = {chapter: future.result() for chapter, future in futures.items()}
-    return results.__getitem__
+def graded(serially_graded):
+    """chapter -> {student: {"scores": cell scores, "visible": the judge's record of the visible asserts}}."""
+    def results(chapter):
+        course = serially_graded[chapter]
+        students = sorted(p.name for p in (course / "submitted").iterdir())
+        return {student: {"scores": cell_scores(course, chapter, student),
+                          "visible": visible_tests(course / "autograded" / student / chapter / f"{chapter}.ipynb")}
+                for student in students}
+    return results
 
 
 @pytest.mark.parametrize("chapter", ALL_CHAPTERS)

@@ -167,7 +167,7 @@ def test_a_batch_that_runs_out_of_time_is_regraded_one_by_one(tmp_path, monkeypa
     monkeypatch.setattr(tasks, "batch_task", fake_grade)
     monkeypatch.setattr(tasks, "reference_task", lambda *args: {"seconds": 0.0, "notebooks": {}})
     monkeypatch.setattr(ag, "collect", lambda outcome, course_: collected.append(list(outcome.students)))
-    with Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=None) as client:
+    with Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=":0") as client:
         code = ag.autograde_all(jobs=1, course=course, wall=False, progress=False, client=client)
     assert code == 1
     calls = [line.split() for line in log.read_text().splitlines()]

@@ -152,8 +152,10 @@ def _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progre
     files, references = {}, {}
     for assignment in sorted({a for _, a in todo}):
         source = read_tree(course / SOURCE / assignment) if (course / SOURCE / assignment).is_dir() else {}
-        files[assignment] = client.scatter(tasks.AssignmentFiles(assignment, config, snapshot, source),
-                                           hash=False, broadcast=False)
+        # a task that holds the data rather than client.scatter: scattered data dies with the worker
+        # that holds it, and everything that needs it with it; a task's result is computed again
+        files[assignment] = client.submit(tasks.hold, tasks.AssignmentFiles(assignment, config, snapshot, source),
+                                          pure=False, key=f"files-{assignment}-{os.urandom(4).hex()}")
         students = [s for s, a in todo if a == assignment]
         references[assignment] = {
             chunk: client.submit(tasks.reference_task, files[assignment], list(chunk), wall, judge_timeout,
@@ -172,6 +174,8 @@ def _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progre
         batch_of[future.key] = (list(students), assignment)
         return future
 
+    # as many batches per round as the cluster has threads (a LocalCluster: jobs)
+    jobs = max(1, min(len(todo), sum(w["nthreads"] for w in client.scheduler_info()["workers"].values()) or jobs))
     batches = heaviest_first(split_batches(todo, jobs), course)
     pending = as_completed([submit(*b) for b in batches], loop=client.loop)
     failures, refused = [], []

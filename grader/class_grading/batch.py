@@ -72,12 +72,21 @@ class BatchOutcome:
         return [s for s in self.students if s in named] or (list(self.students) if self.returncode else [])
 
 
+def hold(files: AssignmentFiles) -> AssignmentFiles:
+    """A task whose result is `files`: what the coordinator sends once for all tasks of an assignment."""
+    return files
+
+
 class WallMissing(RuntimeError):
     """A worker that cannot put student code behind the wall refuses to grade."""
 
 
 def _check_wall(wall: bool) -> None:
     os.environ["COURSE_SANDBOX"] = "1" if wall else "0"   # for this worker's kernels (sandbox.enabled)
+    if sandbox.Zygote.stderr is None:
+        # kernels' own messages (torch's profiler writes some) go to a file in the worker's folder,
+        # not to the terminal of the command that started a LocalCluster
+        sandbox.Zygote.stderr = open(Path(_scratch_root()) / "kernels-stderr.txt", "ab")
     if wall and not sandbox.bwrap():
         raise WallMissing(f"worker {socket.gethostname()} cannot grade behind the wall: {sandbox.INSTALL_HINT} "
                           "Install bubblewrap on every worker, or grade without the wall (COURSE_SANDBOX=0) "
@@ -180,5 +189,7 @@ def _run_nbgrader(scratch: Path, batch: Batch, references: Path) -> BatchOutcome
         said = err.stdout.decode(errors="replace") if isinstance(err.stdout, bytes) else (err.stdout or "")
         code, log = 124, f"nbgrader autograde ran past {batch.timeout} s and was stopped\n{said}"
     seconds = time.perf_counter() - start
-    spent = dict(timings.read(timings_file), **{timings.NBGRADER: seconds})
+    spent = timings.read(timings_file)
+    spent[timings.NBGRADER] = seconds
+    spent[timings.NBGRADER_OWN] = timings.own_work(spent)
     return BatchOutcome(students, batch.assignment, code, log, seconds, timings=spent, worker=socket.gethostname())

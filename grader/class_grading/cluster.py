@@ -13,9 +13,10 @@ class SchedulerUnreachable(RuntimeError):
 
 
 @contextmanager
-def grading_client(jobs: int, scheduler: str | None = None, connect_seconds: float = CONNECT_SECONDS):
+def grading_client(jobs: int, scheduler: str | None = None, connect_seconds: float | None = None):
     """A distributed.Client on `scheduler`, or on a LocalCluster of `jobs` workers on 127.0.0.1."""
     from distributed import Client, LocalCluster
+    connect_seconds = connect_seconds or CONNECT_SECONDS
     if scheduler:
         try:
             client = Client(scheduler, timeout=connect_seconds, set_as_default=False)
@@ -30,6 +31,6 @@ def grading_client(jobs: int, scheduler: str | None = None, connect_seconds: flo
     # one nbgrader process at a time (grader/wall/sandbox.py, Zygote.for_child); no memory limit
     # on the worker process (kernels have theirs, behind the wall), no dashboard, loopback only
     with LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None, memory_limit=0, silence_logs=logging.ERROR) as cluster, \
+                      dashboard_address=":0", memory_limit=0, silence_logs=logging.ERROR) as cluster, \
             Client(cluster, set_as_default=False) as client:
         yield client

@@ -183,6 +183,7 @@ class Zygote:
     _lock = threading.Lock()
     _running = None
     CHILD_FD = "GRADER_ZYGOTE_FD"   # not COURSE_*: the wall keeps it from student kernels
+    stderr = None                   # where the zygote and its kernels write errors (None: ours)
 
     def __init__(self, channel: socket.socket | None = None):
         self.process = None
@@ -191,13 +192,14 @@ class Zygote:
             # the wall's clean environment: the zygote's memory, which every kernel inherits, holds no secret
             self.process = subprocess.Popen([sys.executable, warm_kernels.__file__, str(theirs.fileno())],
                                             pass_fds=[theirs.fileno()], env=passthrough_env(),
-                                            stdin=subprocess.DEVNULL, cwd="/")
+                                            stdin=subprocess.DEVNULL, stderr=self.stderr, cwd="/")
             theirs.close()
             channel = ours
         self.channel = channel
         self.replies = channel.makefile("r")
         if self.process is not None and not json.loads(self.replies.readline() or "{}").get("ready"):
-            raise RuntimeError("the warm-kernel zygote did not start (its error is above)")
+            raise RuntimeError("the warm-kernel zygote did not start (its error is above"
+                               f"{'' if self.stderr is None else ', or in ' + self.stderr.name})")
 
     def alive(self) -> bool:
         return self.process is None or self.process.poll() is None

@@ -1,0 +1,53 @@
+"""Every chapter handed in by its class of answer sets and graded by plain serial nbgrader, once
+per test session (conftest's `serially_graded`): test_chapters reads the scores, and
+test_cluster_grading grades the same hand-ins on a Dask cluster and compares.
+
+- `reference`: the solution notebook itself; `untouched`: the student release, as downloaded;
+- one student per answer set of tests/answers/<chapter>.py (conftest.ANSWER_SETS), and per partial
+  set the chapter has (the reference with some exercises answered by that set).
+"""
+import os
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from conftest import ANSWER_SETS, grade_assignment, load_answers, partial_sets
+from submissions import place_submission, release_copy, solution_copy, with_answers
+
+STUDENTS = ("reference", "untouched", *ANSWER_SETS)
+# the slowest first (DDP launches, training), so that no core idles at the end
+SLOW_CHAPTERS = ["10_distributed", "06_debugging", "07_fashion_mnist_lab", "09_performance", "08_gpu_training"]
+
+
+def hand_in_chapter(chapter: str, course: Path) -> list:
+    """Hand in every version of one chapter in `course`; return the students."""
+    answers = load_answers(chapter)
+    reference = solution_copy(chapter, course)
+    place_submission(course, "reference", chapter, reference)
+    place_submission(course, "untouched", chapter, release_copy(chapter, course))
+    for name in ANSWER_SETS:
+        place_submission(course, name, chapter, with_answers(reference, answers[name]))
+    partial = partial_sets(answers)
+    for name, answered in partial.items():
+        place_submission(course, name, chapter, with_answers(reference, answered))
+    return [*STUDENTS, *partial]
+
+
+def grade_serially(chapters, released_course: Path, workdir: Path) -> dict:
+    """{chapter: course}: each chapter handed in and graded by plain `nbgrader autograde` in its own
+    copy of `released_course` (its own gradebook), so chapters are graded side by side, one
+    nbgrader process per core, without sharing a sqlite file."""
+    copies = {}
+    for chapter in chapters:
+        copies[chapter] = Path(workdir) / f"serial_{chapter}" / "course"
+        shutil.copytree(released_course, copies[chapter])
+
+    def grade(chapter):
+        hand_in_chapter(chapter, copies[chapter])
+        grade_assignment(chapter, copies[chapter])
+
+    ordered = sorted(chapters, key=lambda c: (c not in SLOW_CHAPTERS, SLOW_CHAPTERS.index(c) if c in SLOW_CHAPTERS else 0, c))
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        for future in [pool.submit(grade, chapter) for chapter in ordered]:
+            future.result()
+    return copies
