@@ -146,6 +146,9 @@ def autograde_all(jobs: int | None = None, course: Path = REPO_ROOT, extra_args=
 def _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progress, verbose, spent) -> int:
     from distributed import KilledWorker, as_completed
     from grader.class_grading import batch as tasks
+    # every worker starts its zygote at once (a worker that runs a reference task first starts it there)
+    warming = [client.submit(tasks.warm_up, wall, workers=[address], allow_other_workers=False, pure=False,
+                             priority=1) for address in client.scheduler_info()["workers"]]
     snapshot = (course / "gradebook.db").read_bytes()   # one consistent copy for every task
     config = (course / "nbgrader_config.py").read_bytes()
     judge_timeout = _judge_timeout(course, extra_args)
@@ -159,7 +162,7 @@ def _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progre
         students = [s for s, a in todo if a == assignment]
         references[assignment] = {
             chunk: client.submit(tasks.reference_task, files[assignment], list(chunk), wall, judge_timeout,
-                                 pure=False, key=f"reference-{assignment}-{i}-{os.urandom(4).hex()}")
+                                 pure=False, priority=2, key=f"reference-{assignment}-{i}-{os.urandom(4).hex()}")
             for i, chunk in enumerate(tuple(students[k:k + REFERENCE_STUDENTS])
                                       for k in range(0, len(students), REFERENCE_STUDENTS))}
 
@@ -209,6 +212,7 @@ def _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progre
         bar.set_postfix_str(f"{outcome.students[-1]}/{outcome.assignment}", refresh=False)
         bar.update(len(outcome.students))
     bar.close()
+    del warming   # held until here: Dask cancels a task whose future is let go of
     for chunks in references.values():
         for future in chunks.values():
             if future.status == "finished":

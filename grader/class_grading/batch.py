@@ -72,6 +72,13 @@ class BatchOutcome:
         return [s for s in self.students if s in named] or (list(self.students) if self.returncode else [])
 
 
+def warm_up(wall: bool = True) -> None:
+    """Start this worker's zygote now, while the reference runs elsewhere, rather than in its first batch."""
+    _check_wall(wall)
+    if wall:
+        sandbox.Zygote.for_child()
+
+
 def hold(files: AssignmentFiles) -> AssignmentFiles:
     """A task whose result is `files`: what the coordinator sends once for all tasks of an assignment."""
     return files
