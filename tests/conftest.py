@@ -44,6 +44,21 @@ def serially_graded(request, released_course, tmp_path_factory) -> dict:
     return grade_serially(sorted(wanted), released_course, tmp_path_factory.mktemp("serially_graded"))
 
 
+@pytest.fixture
+def in_process_cluster():
+    """A Dask client whose worker is a thread of this process, so that a test can replace what the
+    tasks call; the environment, which tasks set from the coordinator's (grader/class_grading/batch.py),
+    is put back afterwards."""
+    from distributed import Client
+    saved = dict(os.environ)
+    try:
+        with Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=":0") as client:
+            yield client
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
 @pytest.fixture(scope="module")
 def course(released_course, tmp_path_factory) -> Path:
     """A private copy of the released course for one test module: its own gradebook and

@@ -157,17 +157,15 @@ def test_an_unreachable_scheduler_is_reported_within_seconds_and_nothing_is_writ
 
 
 def test_a_worker_without_the_wall_refuses_and_nothing_is_written(
-        serially_graded, released_course, tmp_path, monkeypatch, capsys):
-    """(Workers in this process, on threads, so that the missing bubblewrap can be faked.)"""
-    from distributed import Client
+        serially_graded, released_course, tmp_path, monkeypatch, capsys, in_process_cluster):
+    """(The worker is a thread of this process, so that the missing bubblewrap can be faked.)"""
     from grader.wall import sandbox
     course = tmp_path / "course"
     shutil.copytree(released_course, course)
     shutil.copytree(serially_graded["01_tensors"] / "submitted" / "reference", course / "submitted" / "reference")
     before = (course / "gradebook.db").read_bytes()
     monkeypatch.setattr(sandbox, "bwrap", lambda: None)
-    with Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=":0") as client:
-        assert autograde_all(course=course, client=client, progress=False) == 1
+    assert autograde_all(course=course, client=in_process_cluster, progress=False) == 1
     said = capsys.readouterr().err
     assert "NOT GRADED reference/01_tensors: WallMissing" in said and "install bubblewrap" in said.lower(), said
     assert (course / "gradebook.db").read_bytes() == before

@@ -142,11 +142,10 @@ def test_the_likely_longest_batches_start_first(tmp_path):
                                                  (["a", "b", "c"], "small"), (["g"], "small")]
 
 
-def test_a_batch_that_runs_out_of_time_is_regraded_one_by_one(tmp_path, monkeypatch):
+def test_a_batch_that_runs_out_of_time_is_regraded_one_by_one(tmp_path, monkeypatch, in_process_cluster):
     """One endless notebook must not cost its batch-mates their grades: the batch is graded
-    again student by student, and only the endless one is reported as failed. (Tasks run in this
-    process, on a Dask cluster of threads, so that the fake grading below replaces the real one.)"""
-    from distributed import Client
+    again student by student, and only the endless one is reported as failed. (The worker is a
+    thread of this process, so that the fake grading below replaces the real one.)"""
     import grader.class_grading.autograde as ag
     import grader.class_grading.batch as tasks
     course = tmp_path / "course"
@@ -167,8 +166,7 @@ def test_a_batch_that_runs_out_of_time_is_regraded_one_by_one(tmp_path, monkeypa
     monkeypatch.setattr(tasks, "batch_task", fake_grade)
     monkeypatch.setattr(tasks, "reference_task", lambda *args: {"seconds": 0.0, "notebooks": {}})
     monkeypatch.setattr(ag, "collect", lambda outcome, course_: collected.append(list(outcome.students)))
-    with Client(processes=False, n_workers=1, threads_per_worker=1, dashboard_address=":0") as client:
-        code = ag.autograde_all(jobs=1, course=course, wall=False, progress=False, client=client)
+    code = ag.autograde_all(jobs=1, course=course, wall=False, progress=False, client=in_process_cluster)
     assert code == 1
     calls = [line.split() for line in log.read_text().splitlines()]
     assert calls[0] == students, "first, one batch with everybody"

@@ -133,7 +133,10 @@ def autograde_all(jobs: int | None = None, course: Path = REPO_ROOT, extra_args=
     db = course / "gradebook.db"
     if not db.exists():
         raise FileNotFoundError(f"{db} is missing: run `make release` (nbgrader generate_assignment) first")
-    env = {"OMP_NUM_THREADS": str(max(1, default_jobs() // jobs))} if "OMP_NUM_THREADS" not in os.environ else {}
+    # what the workers' processes take from here: the course's settings (the wall's limits, quick mode)
+    env = {k: v for k, v in os.environ.items() if k.startswith("COURSE_")}
+    if "OMP_NUM_THREADS" not in os.environ:
+        env["OMP_NUM_THREADS"] = str(max(1, default_jobs() // jobs))
     spent = Counter() if spent is None else spent
     started = time.perf_counter()
     if client is None:
@@ -147,7 +150,7 @@ def _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progre
     from distributed import KilledWorker, as_completed
     from grader.class_grading import batch as tasks
     # every worker starts its zygote at once (a worker that runs a reference task first starts it there)
-    warming = [client.submit(tasks.warm_up, wall, workers=[address], allow_other_workers=False, pure=False,
+    warming = [client.submit(tasks.warm_up, env, wall, workers=[address], allow_other_workers=False, pure=False,
                              priority=1) for address in client.scheduler_info()["workers"]]
     snapshot = (course / "gradebook.db").read_bytes()   # one consistent copy for every task
     config = (course / "nbgrader_config.py").read_bytes()
@@ -161,7 +164,7 @@ def _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progre
                                           pure=False, key=f"files-{assignment}-{os.urandom(4).hex()}")
         students = [s for s, a in todo if a == assignment]
         references[assignment] = {
-            chunk: client.submit(tasks.reference_task, files[assignment], list(chunk), wall, judge_timeout,
+            chunk: client.submit(tasks.reference_task, files[assignment], list(chunk), env, wall, judge_timeout,
                                  pure=False, priority=2, key=f"reference-{assignment}-{i}-{os.urandom(4).hex()}")
             for i, chunk in enumerate(tuple(students[k:k + REFERENCE_STUDENTS])
                                       for k in range(0, len(students), REFERENCE_STUDENTS))}

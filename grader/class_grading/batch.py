@@ -45,7 +45,7 @@ class Batch:
     students: tuple
     handins: dict            # {student: {path: bytes}}: submitted/<student>/<assignment>/
     extra_args: tuple = ()   # for nbgrader autograde, e.g. "--Execute.timeout=10"
-    env: dict = field(default_factory=dict)
+    env: dict = field(default_factory=dict)   # the coordinator's COURSE_* settings, thread counts
     wall: bool = True        # False only where the instructor said so (COURSE_SANDBOX=0)
     timeout: float | None = None   # for the whole batch
 
@@ -72,9 +72,9 @@ class BatchOutcome:
         return [s for s in self.students if s in named] or (list(self.students) if self.returncode else [])
 
 
-def warm_up(wall: bool = True) -> None:
+def warm_up(env: dict, wall: bool = True) -> None:
     """Start this worker's zygote now, while the reference runs elsewhere, rather than in its first batch."""
-    _check_wall(wall)
+    _take_settings(env, wall)
     if wall:
         sandbox.Zygote.for_child()
 
@@ -88,7 +88,12 @@ class WallMissing(RuntimeError):
     """A worker that cannot put student code behind the wall refuses to grade."""
 
 
-def _check_wall(wall: bool) -> None:
+def _take_settings(env: dict, wall: bool) -> None:
+    """The coordinator's COURSE_* settings (the wall's limits, quick mode...) replace this worker's own,
+    for its kernels and the nbgrader processes it starts; then check that the wall can stand here."""
+    for name in [n for n in os.environ if n.startswith("COURSE_")]:
+        del os.environ[name]
+    os.environ.update({k: v for k, v in env.items() if k.startswith("COURSE_")})
     os.environ["COURSE_SANDBOX"] = "1" if wall else "0"   # for this worker's kernels (sandbox.enabled)
     if sandbox.Zygote.stderr is None:
         # kernels' own messages (torch's profiler writes some) go to a file in the worker's folder,
@@ -122,14 +127,14 @@ def make_course(folder: Path, files: AssignmentFiles, handins: dict) -> Path:
     return folder
 
 
-def reference_task(files: AssignmentFiles, students: list, wall: bool = True, timeout: int = 120) -> dict:
+def reference_task(files: AssignmentFiles, students: list, env: dict, wall: bool = True, timeout: int = 120) -> dict:
     """{"notebooks": {notebook: saved reference run}, "seconds": s} for `students`, one run per
     notebook that has hidden checks (grader/judge/reference.py, saved_reference)."""
     start = time.perf_counter()
     from grader.judge.probes import gradebook_hidden_sections
     from grader.judge.reference import saved_reference
     from nbgrader.api import Gradebook
-    _check_wall(wall)
+    _take_settings(env, wall)
     with tempfile.TemporaryDirectory(prefix=f"reference-{files.assignment[:20]}-", dir=_scratch_root()) as tmp:
         course = make_course(Path(tmp), files, {})
         db = f"sqlite:///{course / 'gradebook.db'}"
@@ -147,7 +152,7 @@ def reference_task(files: AssignmentFiles, students: list, wall: bool = True, ti
 def batch_task(batch: Batch, files: AssignmentFiles, references: list) -> BatchOutcome:
     """Grade one batch with plain `nbgrader autograde` in a scratch course; results as data.
     `references`: the reference tasks' results that cover the batch's students."""
-    _check_wall(batch.wall)
+    _take_settings(batch.env, batch.wall)
     scratch = Path(tempfile.mkdtemp(prefix=f"grade-{batch.assignment[:20]}-", dir=_scratch_root()))
     try:
         make_course(scratch, files, batch.handins)
