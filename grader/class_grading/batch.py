@@ -2,7 +2,7 @@
 
 `reference_task` runs the judge's reference once per assignment (every notebook of it, for every
 student handed in); `batch_task` grades a batch of students of one assignment with plain
-`nbgrader autograde` in a scratch course of its own, the reference's outputs handed to the judge
+`nbgrader autograde` (forked from the worker's warm nbgrader) in a scratch course of its own, the reference's outputs handed to the judge
 (`--Judge.reference_dir`). Both build their course folder from what they are sent and give back
 the results as data: no file system is shared with the coordinator. docs/GRADING.md, "How parallel
 grading works".
@@ -12,8 +12,6 @@ import os
 import re
 import shutil
 import socket
-import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -21,14 +19,9 @@ from pathlib import Path
 
 from grader import timings
 from grader.class_grading.transfer import read_rows, read_tree, write_tree
-from grader.course import SOURCE, nbgrader_cmd, tool_env
+from grader.class_grading.warm_nbgrader import WarmNbgrader
+from grader.course import SOURCE, tool_env
 from grader.wall import sandbox
-
-# The nbgrader process dies with the worker that started it (PR_SET_PDEATHSIG survives exec): a
-# killed worker leaves no grading behind it, and its kernels go with it (bwrap --die-with-parent).
-DIE_WITH_PARENT = ["-c", "import ctypes, os, signal, sys; ctypes.CDLL(None).prctl(1, signal.SIGKILL); "
-                         "os.execv(sys.argv[1], sys.argv[1:])"]
-
 
 @dataclass(frozen=True)
 class AssignmentFiles:
@@ -73,10 +66,10 @@ class BatchOutcome:
 
 
 def warm_up(env: dict, wall: bool = True) -> None:
-    """Start this worker's zygote now, while the reference runs elsewhere, rather than in its first batch."""
+    """Start this worker's zygote and warm nbgrader now, while the reference runs (here or elsewhere),
+    rather than in its first batch."""
     _take_settings(env, wall)
-    if wall:
-        sandbox.Zygote.for_child()
+    _warm_nbgrader(sandbox.Zygote.for_child() if wall else {})
 
 
 def hold(files: AssignmentFiles) -> AssignmentFiles:
@@ -180,11 +173,23 @@ def _for_students(references: list, students) -> dict:
     return merged
 
 
+_warm = None   # this worker's WarmNbgrader, and the zygote channel its forks inherit
+
+
+def _warm_nbgrader(zygote: dict) -> WarmNbgrader:
+    """The worker's warm nbgrader, started again if it died or the zygote it hands on changed."""
+    global _warm
+    if _warm is None or not _warm[0].alive() or _warm[1] != zygote:
+        if _warm is not None:
+            _warm[0].stop()
+        _warm = (WarmNbgrader(tool_env(), pass_fds=[int(fd) for fd in zygote.values()]), dict(zygote))
+    return _warm[0]
+
+
 def _run_nbgrader(scratch: Path, batch: Batch, references: Path) -> BatchOutcome:
     students = list(batch.students)
     who = ["--student", students[0]] if len(students) == 1 else []
-    cmd = nbgrader_cmd("autograde", batch.assignment, *who, "--force", f"--Judge.reference_dir={references}",
-                       *batch.extra_args)
+    argv = ["autograde", batch.assignment, *who, "--force", f"--Judge.reference_dir={references}", *batch.extra_args]
     timings_file = scratch / ".timings"
     # the worker's zygote, already warm from the reference run or the last batch
     zygote = sandbox.Zygote.for_child() if batch.wall else {}
@@ -192,14 +197,10 @@ def _run_nbgrader(scratch: Path, batch: Batch, references: Path) -> BatchOutcome
     if not batch.wall:
         env["COURSE_SANDBOX"] = "0"
     start = time.perf_counter()
-    try:
-        proc = subprocess.run([sys.executable, *DIE_WITH_PARENT, *cmd], cwd=scratch, env=tool_env(env), text=True,
-                              capture_output=True, timeout=batch.timeout,
-                              pass_fds=[int(fd) for fd in zygote.values()])
-        code, log = proc.returncode, proc.stdout + proc.stderr
-    except subprocess.TimeoutExpired as err:
-        said = err.stdout.decode(errors="replace") if isinstance(err.stdout, bytes) else (err.stdout or "")
-        code, log = 124, f"nbgrader autograde ran past {batch.timeout} s and was stopped\n{said}"
+    code = _warm_nbgrader(zygote).run(argv, scratch, tool_env(env), scratch / ".log", batch.timeout)
+    log = (scratch / ".log").read_text(errors="replace")
+    if code == 124:
+        log = f"nbgrader autograde ran past {batch.timeout} s and was stopped\n{log}"
     seconds = time.perf_counter() - start
     spent = timings.read(timings_file)
     spent[timings.NBGRADER] = seconds
