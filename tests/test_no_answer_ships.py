@@ -20,6 +20,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+import torch
 
 import torchcourse
 from conftest import ALL_CHAPTERS
@@ -106,6 +107,8 @@ def exercises(nb) -> list:
 # A rule on sizes, not on time: the same try always gets the same answer.
 TOO_LARGE = "application/x.course-try-too-large"
 RECORD_LIMIT = f"""
+import torch as _course_torch
+
 class _CourseRecordTooLarge(BaseException):   # not an Exception: `except Exception` in a hidden check lets it by
     pass
 
@@ -163,8 +166,8 @@ def _script_path(where: str) -> str:
 
 def _loading_cell(keys) -> str:
     """A cell that loads every object to try once, into _course_shipped[(where, name)]."""
-    lines = ["import importlib as _importlib, os as _os, runpy as _runpy, sys as _sys, torch as _course_torch",
-             RECORD_LIMIT, "_course_shipped = {}"]
+    lines = ["import importlib as _importlib, os as _os, runpy as _runpy, sys as _sys", RECORD_LIMIT,
+             "_course_shipped = {}"]
     for where in sorted({where for where, _ in keys}):
         if where.endswith(".py"):
             path = _script_path(where)
@@ -257,6 +260,37 @@ def test_the_search_finds_an_answer_that_ships(tmp_path):
     objects = {(where, name): namespace[name] for name in ("twice", "plus_two", "pair")}
     assert [key for *_, key in bindings(TINY, objects, course)] == [(where, "twice"), (where, "plus_two")]
     assert passes_with_shipped_code(TINY, objects, course) == [f"{TINY} double: double = {where}.twice"]
+
+
+def test_a_try_stops_at_a_value_too_large_for_its_record():
+    """The kernel side of a try, run here: each value goes on to the probe's check (its counters
+    with it) until the record's base64 would pass MAX_PROBE_BYTES; from there on every check stops,
+    caught or not. The next try starts afresh."""
+    kernel = {}
+    exec(RECORD_LIMIT, kernel)
+    recorded = []
+
+    def check(name, value, **rule):
+        recorded.append(name)
+    check.count_work = "the probe's counter"
+    half = torch.zeros(MAX_PROBE_BYTES * 3 // 8, dtype=torch.uint8)    # its base64: half the limit and a bit
+
+    def hidden_checks(check, rng):
+        check("plain data", [1, 2.5, "x"], atol=0.1)
+        check("not plain data (the probe records why)", lambda: 0)
+        check("a counter of the probe", check.count_work)
+        check("half", half)
+        for name in ("half again", "after it"):
+            try:
+                check(name, half)
+            except Exception:
+                pass
+    with pytest.raises(kernel["_CourseRecordTooLarge"]):
+        kernel["_course_within_limit"](hidden_checks)(check, None)
+    assert recorded == ["plain data", "not plain data (the probe records why)", "a counter of the probe", "half"]
+    assert kernel["_course_record"]["too_large"]
+    kernel["_course_within_limit"](lambda check, rng: check("the next try", half))(check, None)
+    assert recorded[-1] == "the next try" and not kernel["_course_record"]["too_large"]
 
 
 @pytest.mark.parametrize("chapter", ALL_CHAPTERS)
