@@ -202,14 +202,19 @@ def passes_with_shipped_code(chapter: str, objects: dict, course: Path = REPO_RO
     hidden = {test_id: code for _, test_id, code, _ in exercises(nb) if code}
     names = sorted({name for _, _, name, _ in tries})
     restore = "globals().update(_course_originals)\n"
+    # Each exercise's probe cell, as grading sends it (its hidden section, the probe's kernel side, the
+    # call), compiled once: a try runs it with exec. Sent as a cell of its own, each try's 10 kB of
+    # source cost the kernel more than most tries do (the search took twice as long).
+    probes = {test_id: probe_source(f"{code}\nhidden_checks = _course_within_limit(hidden_checks)\n",
+                                    student_seed(chapter, chapter, STUDENT, test_id), test_id)
+              for test_id, code in hidden.items()}
     nb.cells.append(nbformat.v4.new_code_cell(
-        _loading_cell({key for *_, key in tries}) + f"\n_course_originals = {{n: globals()[n] for n in {names!r}}}"))
+        _loading_cell({key for *_, key in tries}) + f"\n_course_originals = {{n: globals()[n] for n in {names!r}}}"
+        f"\n_course_probes = {{i: compile(source, f'<probe {{i}}>', 'exec') for i, source in {probes!r}.items()}}"))
     for i, (_, test_id, name, key) in enumerate(tries):    # one cell per try: few cells, a fast run
-        seed = student_seed(chapter, chapter, STUDENT, test_id)
-        bounded = f"{hidden[test_id]}\nhidden_checks = _course_within_limit(hidden_checks)\n"
         nb.cells.append(nbformat.v4.new_code_cell(
-            f"{restore}{name} = _course_shipped[{key!r}]\n{probe_source(bounded, seed, test_id)}_course_report_too_large()\n",
-            metadata={"probe_for": [f"try {i}", test_id]}))
+            f"{restore}{name} = _course_shipped[{key!r}]\nexec(_course_probes[{test_id!r}], globals())\n"
+            "_course_report_too_large()\n", metadata={"probe_for": [f"try {i}", test_id]}))
     nb.cells.append(nbformat.v4.new_code_cell(restore))
     # the reference's own records come last, after every binding was undone
     outputs = run_with_probes(nb, solution, chapter, chapter, hidden, [STUDENT], timeout=120)
