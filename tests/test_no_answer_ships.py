@@ -5,6 +5,7 @@ and class of those that could be called the way the exercise's own function or c
 bound, in turn, to the exercise's name in a kernel that has run the solution notebook; then the
 exercise's probe runs and the judge compares its record with the reference's. A pass means the
 course hands students that answer (docs/GRADING.md, "Answers the course ships are not answers").
+A try stops where its record grows past what the grader reads: it cannot pass (RECORD_LIMIT).
 tests/answers/<chapter>.py names the twins it knows as course_copy answers, graded by tests/test_chapters.py;
 this test finds the ones nobody listed.
 """
