@@ -5,6 +5,7 @@ and class of those that could be called the way the exercise's own function or c
 bound, in turn, to the exercise's name in a kernel that has run the solution notebook; then the
 exercise's probe runs and the judge compares its record with the reference's. A pass means the
 course hands students that answer (docs/GRADING.md, "Answers the course ships are not answers").
+A try stops where its record grows past what the grader reads: it cannot pass (RECORD_LIMIT).
 tests/answers/<chapter>.py names the twins it knows as course_copy answers, graded by tests/test_chapters.py;
 this test finds the ones nobody listed.
 """
@@ -20,12 +21,13 @@ from pathlib import Path
 
 import nbformat
 import pytest
+import torch
 
 import torchcourse
 from conftest import ALL_CHAPTERS
 from grader.course import REPO_ROOT, source_notebook
 from grader.judge.preprocessor import verdict
-from grader.judge.probes import ProbeError, hidden_section, probe_source, read_probe, student_seed
+from grader.judge.probes import MAX_PROBE_BYTES, ProbeError, hidden_section, probe_source, read_probe, student_seed
 from grader.judge.reference import run_with_probes
 from submissions import copy_course
 from hostile.tiny import NAME as TINY, add_tiny_assignment
@@ -97,6 +99,66 @@ def exercises(nb) -> list:
     return found
 
 
+# A try whose record read_probe would refuse (longer than MAX_PROBE_BYTES) does not pass, whatever
+# its values are. Such a try used to be serialized, sent and refused whole: bound to torch_build,
+# torchcourse.fashion.fashion_mnist returns a 47 MB dataset 33 times, 2 GB of record and 45 s of
+# chapter 00. So every try sizes each value first (torch.save into a file that only counts: the
+# probe's own bytes, not kept) and stops at the one that takes the record past the limit; the cell
+# then says so (TOO_LARGE) and the search counts the try as not passing, as the grader would.
+# A rule on sizes, not on time: the same try always gets the same answer.
+TOO_LARGE = "application/x.course-try-too-large"
+RECORD_LIMIT = f"""
+import torch as _course_torch
+
+class _CourseRecordTooLarge(BaseException):   # not an Exception: `except Exception` in a hidden check lets it by
+    pass
+
+class _CourseSize:                            # a file that counts what torch.save writes, and keeps nothing
+    def __init__(self):
+        self.written = 0
+
+    def write(self, data):
+        self.written += len(data)
+        return len(data)
+
+    def flush(self):
+        pass
+
+_course_record = {{"characters": 0, "too_large": False}}   # of the probe that runs now
+
+def _course_within_limit(hidden_checks):
+    # hidden_checks, stopped before its check records a value that takes the record's base64 past
+    # MAX_PROBE_BYTES; every check after that one stops too (the record stays refused)
+    def bounded(check, rng):
+        def sized_check(name, value, **rule):
+            if not _course_record["too_large"]:
+                size = _CourseSize()
+                try:
+                    _course_torch.save(value, size)
+                except Exception:      # not plain data: the probe's check records no value either
+                    size.written = 0
+                _course_record["characters"] += 4 * -(-size.written // 3)    # its base64
+                _course_record["too_large"] = _course_record["characters"] > {MAX_PROBE_BYTES}
+            if _course_record["too_large"]:
+                raise _CourseRecordTooLarge()
+            check(name, value, **rule)
+        sized_check.__dict__.update(vars(check))    # check.count_work, count_calls, count_ops
+        _course_record.update(characters=0, too_large=False)
+        hidden_checks(sized_check, rng)
+    return bounded
+
+def _course_report_too_large():
+    if _course_record["too_large"]:
+        from IPython.display import display
+        display({{{TOO_LARGE!r}: ""}}, raw=True)
+"""
+
+
+def too_large(outputs: list) -> bool:
+    """Did the try stop at a value that makes its probe record longer than read_probe reads?"""
+    return any(TOO_LARGE in o.get("data", {}) for o in outputs if o.get("output_type") == "display_data")
+
+
 def _script_path(where: str) -> str:
     """Where the kernel finds a shipped script: the course's (ddp_scripts/, which the wall shows it
     read-only), or else a file of the assignment's own folder, in the kernel's working folder."""
@@ -105,7 +167,8 @@ def _script_path(where: str) -> str:
 
 def _loading_cell(keys) -> str:
     """A cell that loads every object to try once, into _course_shipped[(where, name)]."""
-    lines = ["import importlib as _importlib, os as _os, runpy as _runpy, sys as _sys", "_course_shipped = {}"]
+    lines = ["import importlib as _importlib, os as _os, runpy as _runpy, sys as _sys", RECORD_LIMIT,
+             "_course_shipped = {}"]
     for where in sorted({where for where, _ in keys}):
         if where.endswith(".py"):
             path = _script_path(where)
@@ -140,21 +203,30 @@ def passes_with_shipped_code(chapter: str, objects: dict, course: Path = REPO_RO
     hidden = {test_id: code for _, test_id, code, _ in exercises(nb) if code}
     names = sorted({name for _, _, name, _ in tries})
     restore = "globals().update(_course_originals)\n"
+    # Each exercise's probe cell, as grading sends it (its hidden section, the probe's kernel side, the
+    # call), compiled once: a try runs it with exec. Sent as a cell of its own, each try's 10 kB of
+    # source cost the kernel more than most tries do (the search took twice as long).
+    probes = {test_id: probe_source(f"{code}\nhidden_checks = _course_within_limit(hidden_checks)\n",
+                                    student_seed(chapter, chapter, STUDENT, test_id), test_id)
+              for test_id, code in hidden.items()}
     nb.cells.append(nbformat.v4.new_code_cell(
-        _loading_cell({key for *_, key in tries}) + f"\n_course_originals = {{n: globals()[n] for n in {names!r}}}"))
+        _loading_cell({key for *_, key in tries}) + f"\n_course_originals = {{n: globals()[n] for n in {names!r}}}"
+        f"\n_course_probes = {{i: compile(source, f'<probe {{i}}>', 'exec') for i, source in {probes!r}.items()}}"))
     for i, (_, test_id, name, key) in enumerate(tries):    # one cell per try: few cells, a fast run
-        seed = student_seed(chapter, chapter, STUDENT, test_id)
         nb.cells.append(nbformat.v4.new_code_cell(
-            f"{restore}{name} = _course_shipped[{key!r}]\n{probe_source(hidden[test_id], seed, test_id)}",
-            metadata={"probe_for": [f"try {i}", test_id]}))
+            f"{restore}{name} = _course_shipped[{key!r}]\nexec(_course_probes[{test_id!r}], globals())\n"
+            "_course_report_too_large()\n", metadata={"probe_for": [f"try {i}", test_id]}))
     nb.cells.append(nbformat.v4.new_code_cell(restore))
     # the reference's own records come last, after every binding was undone
     outputs = run_with_probes(nb, solution, chapter, chapter, hidden, [STUDENT], timeout=120)
     reference = {grade_id: read_probe(out, grade_id) for (who, grade_id), out in outputs.items() if who == STUDENT}
     passing = []
     for i, (solution_id, test_id, name, key) in enumerate(tries):
+        try_outputs = outputs.get((f"try {i}", test_id), [])
+        if too_large(try_outputs):
+            continue
         try:
-            record = read_probe(outputs.get((f"try {i}", test_id), []), test_id)
+            record = read_probe(try_outputs, test_id)
         except ProbeError:
             continue
         if verdict(record, reference[test_id]) is None:
@@ -194,6 +266,37 @@ def test_the_search_finds_an_answer_that_ships(tmp_path):
     objects = {(where, name): namespace[name] for name in ("twice", "plus_two", "pair")}
     assert [key for *_, key in bindings(TINY, objects, course)] == [(where, "twice"), (where, "plus_two")]
     assert passes_with_shipped_code(TINY, objects, course) == [f"{TINY} double: double = {where}.twice"]
+
+
+def test_a_try_stops_at_a_value_too_large_for_its_record():
+    """The kernel side of a try, run here: each value goes on to the probe's check (its counters
+    with it) until the record's base64 would pass MAX_PROBE_BYTES; from there on every check stops,
+    caught or not. The next try starts afresh."""
+    kernel = {}
+    exec(RECORD_LIMIT, kernel)
+    recorded = []
+
+    def check(name, value, **rule):
+        recorded.append(name)
+    check.count_work = "the probe's counter"
+    half = torch.zeros(MAX_PROBE_BYTES * 3 // 8, dtype=torch.uint8)    # its base64: half the limit and a bit
+
+    def hidden_checks(check, rng):
+        check("plain data", [1, 2.5, "x"], atol=0.1)
+        check("not plain data (the probe records why)", lambda: 0)
+        check("a counter of the probe", check.count_work)
+        check("half", half)
+        for name in ("half again", "after it"):
+            try:
+                check(name, half)
+            except Exception:
+                pass
+    with pytest.raises(kernel["_CourseRecordTooLarge"]):
+        kernel["_course_within_limit"](hidden_checks)(check, None)
+    assert recorded == ["plain data", "not plain data (the probe records why)", "a counter of the probe", "half"]
+    assert kernel["_course_record"]["too_large"]
+    kernel["_course_within_limit"](lambda check, rng: check("the next try", half))(check, None)
+    assert recorded[-1] == "the next try" and not kernel["_course_record"]["too_large"]
 
 
 @pytest.mark.parametrize("chapter", ALL_CHAPTERS)
