@@ -98,7 +98,17 @@ def heaviest_first(batches: list, course: Path) -> list:
     return sorted(batches, key=lambda batch: len(batch[0]) * sizes[batch[1]], reverse=True)
 
 
-REFERENCE_STUDENTS = 200   # students per reference task: a big class's probes spread over the workers
+REFERENCE_MIN = 5   # students per reference task, at least: below that, one run is cheaper than two
+
+
+def reference_chunks(students: list, jobs: int) -> list:
+    """The students of one assignment, split for its reference tasks: one per worker, so that the
+    workers run them side by side at the start, none waiting for another's (each runs the solution
+    notebook once, then its students' probes), unless the class is too small for that to pay."""
+    size = max(REFERENCE_MIN, math.ceil(len(students) / jobs))
+    return [tuple(students[k:k + size]) for k in range(0, len(students), size)]
+
+
 
 
 def autograde_all(jobs: int | None = None, course: Path = REPO_ROOT, extra_args=(),
@@ -149,12 +159,15 @@ def autograde_all(jobs: int | None = None, course: Path = REPO_ROOT, extra_args=
 def _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progress, verbose, spent) -> int:
     from distributed import KilledWorker, as_completed
     from grader.class_grading import batch as tasks
+    # as many batches per round as the cluster has threads (a LocalCluster: jobs)
+    jobs = max(1, min(len(todo), sum(w["nthreads"] for w in client.scheduler_info()["workers"].values()) or jobs))
     # every worker starts its zygote at once (a worker that runs a reference task first starts it there)
     warming = [client.submit(tasks.warm_up, env, wall, workers=[address], allow_other_workers=False, pure=False,
                              priority=1) for address in client.scheduler_info()["workers"]]
     snapshot = (course / "gradebook.db").read_bytes()   # one consistent copy for every task
     config = (course / "nbgrader_config.py").read_bytes()
     judge_timeout = _judge_timeout(course, extra_args)
+    batches = heaviest_first(split_batches(todo, jobs), course)
     files, references = {}, {}
     for assignment in sorted({a for _, a in todo}):
         source = read_tree(course / SOURCE / assignment) if (course / SOURCE / assignment).is_dir() else {}
@@ -162,12 +175,16 @@ def _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progre
         # that holds it, and everything that needs it with it; a task's result is computed again
         files[assignment] = client.submit(tasks.hold, tasks.AssignmentFiles(assignment, config, snapshot, source),
                                           pure=False, key=f"files-{assignment}-{os.urandom(4).hex()}")
+        # on every worker: where the data is would otherwise decide where the batches go (all to one)
+        client.replicate([files[assignment]])
         students = [s for s, a in todo if a == assignment]
-        references[assignment] = {
+        # With no more batches than workers, each batch's nbgrader runs the reference for its own
+        # students (the judge does when it is given none): as many runs as reference tasks would be,
+        # and no worker waits for another's before it starts grading.
+        references[assignment] = {} if len([b for b in batches if b[1] == assignment]) <= jobs else {
             chunk: client.submit(tasks.reference_task, files[assignment], list(chunk), env, wall, judge_timeout,
                                  pure=False, priority=2, key=f"reference-{assignment}-{i}-{os.urandom(4).hex()}")
-            for i, chunk in enumerate(tuple(students[k:k + REFERENCE_STUDENTS])
-                                      for k in range(0, len(students), REFERENCE_STUDENTS))}
+            for i, chunk in enumerate(reference_chunks(students, jobs))}
 
     batch_of = {}   # task key -> (students, assignment)
 
@@ -180,9 +197,6 @@ def _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progre
         batch_of[future.key] = (list(students), assignment)
         return future
 
-    # as many batches per round as the cluster has threads (a LocalCluster: jobs)
-    jobs = max(1, min(len(todo), sum(w["nthreads"] for w in client.scheduler_info()["workers"].values()) or jobs))
-    batches = heaviest_first(split_batches(todo, jobs), course)
     pending = as_completed([submit(*b) for b in batches], loop=client.loop)
     failures, refused = [], []
     bar = _progress(len(todo), progress)

@@ -13,6 +13,7 @@ import re
 import shutil
 import socket
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,10 +67,10 @@ class BatchOutcome:
 
 
 def warm_up(env: dict, wall: bool = True) -> None:
-    """Start this worker's zygote and warm nbgrader now, while the reference runs (here or elsewhere),
-    rather than in its first batch."""
+    """Start this worker's zygote and warm nbgrader, in the background: the task ends at once, so the
+    worker looks free to the scheduler, and its first batch finds them warm (or waits for them)."""
     _take_settings(env, wall)
-    _warm_nbgrader(sandbox.Zygote.for_child() if wall else {})
+    threading.Thread(target=lambda: _warm_nbgrader(sandbox.Zygote.for_child() if wall else {}), daemon=True).start()
 
 
 def hold(files: AssignmentFiles) -> AssignmentFiles:
@@ -96,6 +97,14 @@ def _take_settings(env: dict, wall: bool) -> None:
         raise WallMissing(f"worker {socket.gethostname()} cannot grade behind the wall: {sandbox.INSTALL_HINT} "
                           "Install bubblewrap on every worker, or grade without the wall (COURSE_SANDBOX=0) "
                           "if you trust every submission.")
+
+
+def _worker_name() -> str:
+    try:
+        from distributed import get_worker
+        return get_worker().address
+    except (ImportError, ValueError):
+        return socket.gethostname()
 
 
 def _scratch_root() -> str:
@@ -174,10 +183,16 @@ def _for_students(references: list, students) -> dict:
 
 
 _warm = None   # this worker's WarmNbgrader, and the zygote channel its forks inherit
+_warm_lock = threading.Lock()
 
 
 def _warm_nbgrader(zygote: dict) -> WarmNbgrader:
     """The worker's warm nbgrader, started again if it died or the zygote it hands on changed."""
+    with _warm_lock:
+        return _start_warm_nbgrader(zygote)
+
+
+def _start_warm_nbgrader(zygote: dict) -> WarmNbgrader:
     global _warm
     if _warm is None or not _warm[0].alive() or _warm[1] != zygote:
         if _warm is not None:
@@ -205,4 +220,4 @@ def _run_nbgrader(scratch: Path, batch: Batch, references: Path) -> BatchOutcome
     spent = timings.read(timings_file)
     spent[timings.NBGRADER] = seconds
     spent[timings.NBGRADER_OWN] = timings.own_work(spent)
-    return BatchOutcome(students, batch.assignment, code, log, seconds, timings=spent, worker=socket.gethostname())
+    return BatchOutcome(students, batch.assignment, code, log, seconds, timings=spent, worker=_worker_name())
