@@ -16,13 +16,14 @@ ENV = "GRADER_TIMINGS"
 # the steps, in the order a report lists them
 KERNEL_START = "kernel starts"     # a graded kernel, from its start to its first reply
 STUDENT_CODE = "student code"      # the notebook's cells and the probes, in the student's kernel
-REFERENCE = "reference"            # the judge's reference run(s)
+REFERENCE = "reference"            # the judge's reference run(s) inside nbgrader
+REFERENCE_TASKS = "reference tasks"  # make autograde's reference runs, each a task of its own
 NBGRADER = "nbgrader"              # an nbgrader autograde process, from start to end
 MERGE = "merge"                    # the coordinator's writes into the gradebook and autograded/
 CLUSTER = "cluster start"          # starting (or reaching) the Dask cluster
 NBGRADER_OWN = "nbgrader's own work"   # NBGRADER less the kernels and the reference inside it: its start,
                                        # sanitizing, the judge's comparisons, saving
-REPORTED = (CLUSTER, REFERENCE, KERNEL_START, STUDENT_CODE, NBGRADER_OWN, MERGE)
+REPORTED = (CLUSTER, REFERENCE_TASKS, REFERENCE, KERNEL_START, STUDENT_CODE, NBGRADER_OWN, MERGE)
 
 
 def record(step: str, seconds: float) -> None:

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 import psutil
@@ -21,6 +22,7 @@ import pytest
 
 from bench_grading import gradebook_state
 from conftest import _free_port
+from grader import timings
 from grader.class_grading import cluster
 from grader.class_grading.autograde import autograde_all, submissions
 
@@ -96,28 +98,32 @@ def cluster_graded(scheduler, serially_graded, released_course, tmp_path_factory
     shutil.copytree(released_course, course)
     for chapter in SERIAL_CHAPTERS:
         shutil.copytree(serially_graded[chapter] / "submitted", course / "submitted", dirs_exist_ok=True)
-    killed, done, said = {}, threading.Event(), io.StringIO()
+    killed, done, said, spent = {}, threading.Event(), io.StringIO(), Counter()
     killer = threading.Thread(target=_kill_a_worker_while_it_grades, args=(scheduler, killed, done))
     killer.start()
     try:
         with contextlib.redirect_stderr(said):
-            code = autograde_all(jobs=2, course=course, scheduler=scheduler, progress=False)
+            # batches of 3 students: each worker grades several, with the reference tasks' outputs
+            code = autograde_all(jobs=2, course=course, scheduler=scheduler, progress=False, batch_max=3,
+                                 spent=spent)
     finally:
         done.set()
         killer.join()
-    return course, code, killed, said.getvalue()
+    return course, code, killed, said.getvalue(), spent
 
 
 def test_a_class_over_three_chapters_grades_on_the_cluster(cluster_graded):
-    course, code, _, log = cluster_graded
+    course, code, _, log, spent = cluster_graded
     assert code == 0, log[-6000:]
+    assert spent[timings.REFERENCE_TASKS] > 0, "more batches than workers: reference tasks ran"
+    assert spent[timings.REFERENCE] == 0, "and every judge used their outputs, none ran its own"
     assert len(submissions(course)) >= 12
     assert {a for _, a in submissions(course)} == set(SERIAL_CHAPTERS)
 
 
 def test_every_score_equals_serial_nbgrader(cluster_graded, serially_graded):
     """Every cell's score, flag and comment, and each submission's timestamp and late penalty."""
-    course, _, _, log = cluster_graded
+    course, _, _, log, _ = cluster_graded
     for chapter in SERIAL_CHAPTERS:
         assert gradebook_state(course, chapter) == gradebook_state(serially_graded[chapter], chapter), log[-6000:]
         for student, assignment in submissions(serially_graded[chapter]):
@@ -126,7 +132,7 @@ def test_every_score_equals_serial_nbgrader(cluster_graded, serially_graded):
 
 
 def test_a_worker_killed_while_grading_loses_and_doubles_nothing(cluster_graded, serially_graded):
-    course, code, killed, log = cluster_graded
+    course, code, killed, log, _ = cluster_graded
     assert killed.get("nbgrader"), "no worker was seen grading, so none was killed"
     # its nbgrader died with it (and its kernels with nbgrader): nothing runs on for a dead worker
     deadline = time.time() + 10

@@ -114,14 +114,15 @@ def reference_chunks(students: list, jobs: int) -> list:
 def autograde_all(jobs: int | None = None, course: Path = REPO_ROOT, extra_args=(),
                   wall: bool | None = None, progress: bool = True, only=None,
                   timeout: float | None = 3600, verbose: bool = False, scheduler: str | None = None,
-                  client=None, spent: Counter | None = None) -> int:
+                  client=None, spent: Counter | None = None, batch_max: int = BATCH_MAX) -> int:
     """Grade every submission in `course`/submitted/ on `jobs` local workers, or on the Dask cluster
     at `scheduler` (or on `client`, a distributed.Client).
 
     extra_args go to every `nbgrader autograde` (for example "--Execute.timeout=10"); `only`
     limits grading to some (student, assignment) pairs; `timeout` bounds one submission's grading
     (a batch that overruns is graded again one student at a time); `spent`, if given, receives
-    where the time went ({step: seconds}, grader/timings.py). Returns 0 when every submission was
+    where the time went ({step: seconds}, grader/timings.py); `batch_max` caps the students of a batch.
+    Returns 0 when every submission was
     graded, 1 otherwise (the others are still graded and merged)."""
     from grader.class_grading.cluster import grading_client
     course = Path(course).resolve()
@@ -152,11 +153,13 @@ def autograde_all(jobs: int | None = None, course: Path = REPO_ROOT, extra_args=
     if client is None:
         with grading_client(jobs, scheduler) as client:
             spent[timings.CLUSTER] += time.perf_counter() - started
-            return _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progress, verbose, spent)
-    return _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progress, verbose, spent)
+            return _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progress, verbose, spent,
+                             batch_max)
+    return _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progress, verbose, spent, batch_max)
 
 
-def _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progress, verbose, spent) -> int:
+def _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progress, verbose, spent,
+              batch_max) -> int:
     from distributed import KilledWorker, as_completed
     from grader.class_grading import batch as tasks
     # as many batches per round as the cluster has threads (a LocalCluster: jobs)
@@ -167,7 +170,7 @@ def _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progre
     snapshot = (course / "gradebook.db").read_bytes()   # one consistent copy for every task
     config = (course / "nbgrader_config.py").read_bytes()
     judge_timeout = _judge_timeout(course, extra_args)
-    batches = heaviest_first(split_batches(todo, jobs), course)
+    batches = heaviest_first(split_batches(todo, jobs, batch_max), course)
     files, references = {}, {}
     for assignment in sorted({a for _, a in todo}):
         source = read_tree(course / SOURCE / assignment) if (course / SOURCE / assignment).is_dir() else {}
@@ -233,7 +236,7 @@ def _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progre
     for chunks in references.values():
         for future in chunks.values():
             if future.status == "finished":
-                spent[timings.REFERENCE] += future.result()["seconds"]
+                spent[timings.REFERENCE_TASKS] += future.result()["seconds"]
     for student, outcome in failures:
         print(f"FAILED {student}/{outcome.assignment} (exit {outcome.returncode}); nbgrader's log:\n"
               f"{_student_log(outcome.log, student)[-3000:]}", file=sys.stderr)
