@@ -77,8 +77,8 @@ def split_batches(todo: list, jobs: int, max_size: int = BATCH_MAX) -> list:
     """[(students, assignment), ...]: each assignment's students dealt round-robin into a
     multiple of `jobs` batches of at most `max_size` (sizes differ by one at most).
 
-    One nbgrader process costs about 4 s to start, so a batch grades several students; and
-    with as many equal batches per worker, no worker idles while another still has two to do.
+    A batch has a cost of its own (a scratch course, the reference for its students when there
+    are no reference tasks), so it grades several students; and with as many equal batches per worker, no worker idles while another still has two to do.
     Round-robin spreads students that sort together (and may cost alike) over the batches."""
     batches = []
     for assignment in sorted({a for _, a in todo}):

@@ -67,10 +67,12 @@ class BatchOutcome:
 
 
 def warm_up(env: dict, wall: bool = True) -> None:
-    """Start this worker's zygote and warm nbgrader, in the background: the task ends at once, so the
-    worker looks free to the scheduler, and its first batch finds them warm (or waits for them)."""
+    """Start this worker's zygote and warm nbgrader without waiting for them to be ready: the task
+    ends at once, so the worker looks free to the scheduler, and its first batch finds them warm (or
+    waits for them). Here, in a task's thread, which lives as long as the worker: each of the two
+    dies with the thread that started it (PR_SET_PDEATHSIG)."""
     _take_settings(env, wall)
-    threading.Thread(target=lambda: _warm_nbgrader(sandbox.Zygote.for_child() if wall else {}), daemon=True).start()
+    _warm_nbgrader(sandbox.Zygote.for_child(wait=False) if wall else {})
 
 
 def hold(files: AssignmentFiles) -> AssignmentFiles:
@@ -137,6 +139,8 @@ def reference_task(files: AssignmentFiles, students: list, env: dict, wall: bool
     from grader.judge.reference import saved_reference
     from nbgrader.api import Gradebook
     _take_settings(env, wall)
+    if wall:
+        sandbox.Zygote.for_child(wait=False)   # started here, in the task's thread (see warm_up), if not yet
     with tempfile.TemporaryDirectory(prefix=f"reference-{files.assignment[:20]}-", dir=_scratch_root()) as tmp:
         course = make_course(Path(tmp), files, {})
         db = f"sqlite:///{course / 'gradebook.db'}"

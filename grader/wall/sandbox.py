@@ -177,9 +177,11 @@ def wall_command(cmd: list, workdir: str, runtime: str, limits: Limits | None = 
 class Zygote:
     """The grading process's zygote (grader/wall/warm_kernels.py), started at its first warm kernel.
 
-    A Dask worker keeps one for all its batches: it hands the channel to each nbgrader process it
-    starts (`for_child`), one at a time, which adopts it instead of starting its own (torch's import,
-    4 s, paid once per worker rather than once per batch)."""
+    A Dask worker keeps one for all its batches: it starts it early (without waiting for torch's
+    import) and hands the channel to each nbgrader process it starts (`for_child`), one at
+    a time, which adopts it instead of starting its own (4 s, paid once per worker rather than once
+    per batch). The zygote dies with the THREAD that started it (PR_SET_PDEATHSIG): start it from a
+    thread that lives as long as the process (Dask's task threads do)."""
     _lock = threading.Lock()
     _running = None
     CHILD_FD = "GRADER_ZYGOTE_FD"   # not COURSE_*: the wall keeps it from student kernels
@@ -187,6 +189,7 @@ class Zygote:
 
     def __init__(self, channel: socket.socket | None = None):
         self.process = None
+        self.ready = channel is not None   # an adopted channel: the parent saw it ready
         if channel is None:
             ours, theirs = socket.socketpair()
             # the wall's clean environment: the zygote's memory, which every kernel inherits, holds no secret
@@ -197,15 +200,21 @@ class Zygote:
             channel = ours
         self.channel = channel
         self.replies = channel.makefile("r")
-        if self.process is not None and not json.loads(self.replies.readline() or "{}").get("ready"):
-            raise RuntimeError("the warm-kernel zygote did not start (its error is above"
-                               f"{'' if self.stderr is None else ', or in ' + self.stderr.name})")
+
+    def wait_ready(self) -> "Zygote":
+        if not self.ready:
+            if not json.loads(self.replies.readline() or "{}").get("ready"):
+                raise RuntimeError("the warm-kernel zygote did not start (its error is above"
+                                   f"{'' if self.stderr is None else ', or in ' + self.stderr.name})")
+            self.ready = True
+        return self
 
     def alive(self) -> bool:
         return self.process is None or self.process.poll() is None
 
     def ask(self, request: dict) -> bool:
         try:
+            self.wait_ready()
             self.channel.sendall(json.dumps(request).encode() + b"\n")
             return bool(self.replies.readline())
         except OSError:
@@ -231,13 +240,15 @@ class Zygote:
             raise RuntimeError("the warm-kernel zygote stopped")
 
     @classmethod
-    def for_child(cls) -> dict:
-        """{CHILD_FD: fd} for the environment of ONE child process at a time (pass the fd in pass_fds),
-        or {} where kernels start cold."""
+    def for_child(cls, wait: bool = True) -> dict:
+        """{CHILD_FD: fd} for the environment of ONE child process at a time (pass the fd in pass_fds);
+        {} where kernels start cold. The zygote is started if need be; the child may use it only once
+        this process has seen it ready (`wait`, or a later call that waits)."""
         if not warm_kernels.available():
             return {}
         with cls._lock:
-            return {cls.CHILD_FD: str(cls._current().channel.fileno())}
+            zygote = cls._current()
+            return {cls.CHILD_FD: str((zygote.wait_ready() if wait else zygote).channel.fileno())}
 
 
 def _sandbox_init(wall_pid: int, ready: Path, timeout: float = 60) -> int:
