@@ -146,8 +146,9 @@ def main(students: int = 20, jobs: int | None = None, assignment: str = "01_tens
         same = result.same_grades(assignment)
         print(f"serial nbgrader autograde: {result.serial_s:.1f} s (exit {result.serial_code})")
         print(f"    seconds spent: {timings.report(result.serial_spent)}")
-        print(f"make autograde JOBS={result.jobs}:   {result.parallel_s:.1f} s (exit {result.parallel_code}), "
-              f"{result.parallel_s / students * result.jobs:.2f} s per notebook and worker")
+        print(f"serial nbgrader: {result.serial_s / students:.2f} s per notebook; make autograde JOBS={result.jobs}: "
+              f"{result.parallel_s / students:.2f} s per notebook")
+        print(f"make autograde JOBS={result.jobs}:   {result.parallel_s:.1f} s (exit {result.parallel_code})")
         print(f"    seconds spent (summed over the workers): {timings.report(result.parallel_spent)}")
         print(f"same scores, comments and grades CSV: {'yes' if same else 'NO'}")
         print(f"speed-up: {result.speedup:.2f}x")
