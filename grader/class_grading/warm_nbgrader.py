@@ -4,8 +4,6 @@ Dask worker keeps one for all its batches, as it keeps a zygote for its kernels.
 student code: its forks start walled kernels, as nbgrader does. docs/GRADING.md, "How parallel
 grading works".
 """
-import ctypes
-import importlib
 import json
 import os
 import signal
@@ -14,17 +12,14 @@ import subprocess
 import sys
 import traceback
 
-PR_SET_PDEATHSIG = 1
+from grader.wall import fork_server
+
 # what `nbgrader autograde` with the course's nbgrader_config.py imports
 PRELOAD = ("nbgrader.apps.nbgraderapp", "nbgrader.apps.autogradeapp", "nbgrader.converters.autograde",
            "nbgrader.preprocessors", "nbconvert.preprocessors", "grader.pipeline", "grader.judge.preprocessor",
            "grader.wall.execute", "grader.preprocessors.deduplicate_ids", "grader.preprocessors.restore_test_cells",
            "grader.preprocessors.strip_hidden_tests", "grader.preprocessors.flag_for_manual_grading",
            "grader.preprocessors.mark_kernel_decided")
-
-
-def _die_with_parent() -> None:
-    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 class WarmNbgrader:
@@ -69,7 +64,7 @@ class WarmNbgrader:
 
 def _run_nbgrader(request: dict) -> None:
     """In the fork: become `nbgrader <argv>` (does not return)."""
-    _die_with_parent()
+    fork_server.die_with_parent()   # with the server
     code = 1
     try:
         os.chdir(request["cwd"])
@@ -92,22 +87,5 @@ def _run_nbgrader(request: dict) -> None:
         os._exit(code)
 
 
-def serve(fd: int) -> None:
-    _die_with_parent()
-    for name in PRELOAD:
-        importlib.import_module(name)
-    channel = socket.socket(fileno=fd)
-    channel.sendall(b'{"ready": true}\n')
-    for line in channel.makefile("r"):
-        request = json.loads(line)
-        pid = os.fork()
-        if pid == 0:
-            channel.close()
-            _run_nbgrader(request)
-        channel.sendall(json.dumps({"pid": pid}).encode() + b"\n")
-        _, status = os.waitpid(pid, 0)
-        channel.sendall(json.dumps({"code": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
-
-
 if __name__ == "__main__":
-    serve(int(sys.argv[1]))
+    fork_server.serve(int(sys.argv[1]), PRELOAD, _run_nbgrader, wait=True)

@@ -1,2 +1,3 @@
-"""Where student code runs: the sandboxed kernel (sandbox, warm_kernels) and nbgrader's Execute step
-that runs each notebook in it and then its probes (execute). docs/GRADING.md, "The wall"."""
+"""Where student code runs: the sandboxed kernel (sandbox, warm_kernels, whose zygote is a fork_server)
+and nbgrader's Execute step that runs each notebook in it and then its probes (execute).
+docs/GRADING.md, "The wall"."""

@@ -5,21 +5,20 @@ only) and forks the kernel there, which then drops to `nobody` with the wall's l
 The design, what a student could observe, and the tests: docs/GRADING.md, "Warm kernels".
 """
 import ctypes
-import importlib
-import json
 import os
 import random
 import resource
 import signal
-import socket
 import sys
 import traceback
+
+from grader.wall import fork_server
 
 PRELOAD = ("torch", "torchvision", "ipykernel.kernelapp")
 # entered in nsenter's order; the mount namespace last, while /proc/<pid>/ns is still the host's
 NAMESPACES = (("cgroup", 0x02000000), ("ipc", 0x08000000), ("uts", 0x04000000), ("net", 0x40000000),
               ("pid", 0x20000000), ("mnt", 0x00020000))
-PR_SET_PDEATHSIG, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 24, 38
+PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 24, 38
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -113,22 +112,6 @@ def guard(request: dict) -> None:
         os._exit(status)
 
 
-def serve(fd: int) -> None:
-    """The zygote: import, say ready, then fork one guard per request line on the socket `fd`."""
-    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)    # ends with the grader
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)   # guards are reaped by the system
-    for name in PRELOAD:
-        importlib.import_module(name)
-    channel = socket.socket(fileno=fd)
-    channel.sendall(b'{"ready": true}\n')
-    for line in channel.makefile("r"):
-        request = json.loads(line)
-        pid = os.fork()
-        if pid == 0:
-            channel.close()
-            guard(request)
-        channel.sendall(json.dumps({"guard": pid}).encode() + b"\n")
-
-
 if __name__ == "__main__":
-    serve(int(sys.argv[1]))
+    # the zygote: import, say ready, then fork one guard per request (it ends with the grader)
+    fork_server.serve(int(sys.argv[1]), PRELOAD, guard, wait=False)
