@@ -146,6 +146,7 @@ def autograde_all(jobs: int | None = None, course: Path = REPO_ROOT, extra_args=
         raise FileNotFoundError(f"{db} is missing: run `make release` (nbgrader generate_assignment) first")
     # what the workers' processes take from here: the course's settings (the wall's limits, quick mode)
     env = {k: v for k, v in os.environ.items() if k.startswith("COURSE_")}
+    env["COURSE_SANDBOX"] = "1" if wall else "0"
     if "OMP_NUM_THREADS" not in os.environ:
         env["OMP_NUM_THREADS"] = str(max(1, default_jobs() // jobs))
     spent = Counter() if spent is None else spent
@@ -164,7 +165,7 @@ def _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progre
     from grader.class_grading import batch as tasks
     # as many batches per round as the cluster has threads (a LocalCluster: jobs)
     jobs = max(1, min(len(todo), sum(w["nthreads"] for w in client.scheduler_info()["workers"].values()) or jobs))
-    # every worker starts its zygote at once (a worker that runs a reference task first starts it there)
+    # every worker starts its zygote and warm nbgrader now, not in its first batch
     warming = [client.submit(tasks.warm_up, env, wall, workers=[address], allow_other_workers=False, pure=False,
                              priority=1) for address in client.scheduler_info()["workers"]]
     snapshot = (course / "gradebook.db").read_bytes()   # one consistent copy for every task

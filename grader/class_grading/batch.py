@@ -39,7 +39,8 @@ class Batch:
     students: tuple
     handins: dict            # {student: {path: bytes}}: submitted/<student>/<assignment>/
     extra_args: tuple = ()   # for nbgrader autograde, e.g. "--Execute.timeout=10"
-    env: dict = field(default_factory=dict)   # the coordinator's COURSE_* settings, thread counts
+    env: dict = field(default_factory=dict)   # the coordinator's COURSE_* settings (COURSE_SANDBOX
+                                              # says whether the wall stands), thread counts
     wall: bool = True        # False only where the instructor said so (COURSE_SANDBOX=0)
     timeout: float | None = None   # for the whole batch
 
@@ -89,8 +90,7 @@ def _take_settings(env: dict, wall: bool) -> None:
     for its kernels and the nbgrader processes it starts; then check that the wall can stand here."""
     for name in [n for n in os.environ if n.startswith("COURSE_")]:
         del os.environ[name]
-    os.environ.update({k: v for k, v in env.items() if k.startswith("COURSE_")})
-    os.environ["COURSE_SANDBOX"] = "1" if wall else "0"   # for this worker's kernels (sandbox.enabled)
+    os.environ.update({k: v for k, v in env.items() if k.startswith("COURSE_")})   # COURSE_SANDBOX included
     if sandbox.Zygote.stderr is None:
         # kernels' own messages (torch's profiler writes some) go to a file in the worker's folder,
         # not to the terminal of the command that started a LocalCluster
@@ -101,21 +101,24 @@ def _take_settings(env: dict, wall: bool) -> None:
                           "if you trust every submission.")
 
 
-def _worker_name() -> str:
+def _this_worker():
+    """The Dask worker this task runs on, or None outside one."""
     try:
         from distributed import get_worker
-        return get_worker().address
+        return get_worker()
     except (ImportError, ValueError):
-        return socket.gethostname()
+        return None
+
+
+def _worker_name() -> str:
+    worker = _this_worker()
+    return worker.address if worker else socket.gethostname()
 
 
 def _scratch_root() -> str:
     """The worker's own folder (Dask purges what a killed worker left there), else the system's."""
-    try:
-        from distributed import get_worker
-        return get_worker().local_directory
-    except (ImportError, ValueError):
-        return tempfile.gettempdir()
+    worker = _this_worker()
+    return worker.local_directory if worker else tempfile.gettempdir()
 
 
 def make_course(folder: Path, files: AssignmentFiles, handins: dict) -> Path:
@@ -192,17 +195,13 @@ _warm_lock = threading.Lock()
 
 def _warm_nbgrader(zygote: dict) -> WarmNbgrader:
     """The worker's warm nbgrader, started again if it died or the zygote it hands on changed."""
-    with _warm_lock:
-        return _start_warm_nbgrader(zygote)
-
-
-def _start_warm_nbgrader(zygote: dict) -> WarmNbgrader:
     global _warm
-    if _warm is None or not _warm[0].alive() or _warm[1] != zygote:
-        if _warm is not None:
-            _warm[0].stop()
-        _warm = (WarmNbgrader(tool_env(), pass_fds=[int(fd) for fd in zygote.values()]), dict(zygote))
-    return _warm[0]
+    with _warm_lock:
+        if _warm is None or not _warm[0].alive() or _warm[1] != zygote:
+            if _warm is not None:
+                _warm[0].stop()
+            _warm = (WarmNbgrader(tool_env(), pass_fds=[int(fd) for fd in zygote.values()]), dict(zygote))
+        return _warm[0]
 
 
 def _run_nbgrader(scratch: Path, batch: Batch, references: Path) -> BatchOutcome:
@@ -213,8 +212,6 @@ def _run_nbgrader(scratch: Path, batch: Batch, references: Path) -> BatchOutcome
     # the worker's zygote, already warm from the reference run or the last batch
     zygote = sandbox.Zygote.for_child() if batch.wall else {}
     env = dict(batch.env, **zygote, **{timings.ENV: str(timings_file)})
-    if not batch.wall:
-        env["COURSE_SANDBOX"] = "0"
     start = time.perf_counter()
     code = _warm_nbgrader(zygote).run(argv, scratch, tool_env(env), scratch / ".log", batch.timeout)
     log = (scratch / ".log").read_text(errors="replace")
