@@ -1,0 +1,234 @@
+"""`make hub`: set up (or update) a class's JupyterHub on this server from the roster, then start it.
+
+Each step can run again: people added to the roster get their user, removed people lose access to
+the hub (never their files), the environment is rebuilt only when the lock changes, and chapters
+are released only when the exchange has none. Where each thing lives: grader/hub/layout.py.
+Design and what is tested: docs/GRADING.md, "A class on one server".
+"""
+import compileall
+import hashlib
+import json
+import os
+import platform
+import pwd
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from grader.course import COURSE_ID, REPO_ROOT, SOURCE, chapters
+from grader.hub import unix_users
+from grader.hub.layout import HubLayout
+from grader.hub.roster import read_roster
+
+DEFAULT_URL = "http://127.0.0.1:8000"
+SYSTEM_PYTHON = "/usr/bin/python3"   # every user can run it (a pyenv or conda Python under /root: not)
+PROXY = REPO_ROOT / "hub" / "node_modules" / ".bin" / "configurable-http-proxy"
+# What the students' Python may import: the course's packages and what they read, never solutions/.
+CODE = ["grader", "torchcourse", "ddp_scripts", "pyproject.toml", "nbgrader_config.py"]
+# nbgrader's instructor tools, hidden from students (they would find no course directory anyway).
+INSTRUCTOR_SERVER_EXTENSIONS = ["nbgrader.server_extensions.formgrader", "nbgrader.server_extensions.course_list"]
+INSTRUCTOR_LAB_PLUGINS = ["@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:course-list",
+                          "@jupyter/nbgrader:create-assignment"]
+
+
+class HubError(RuntimeError):
+    """`make hub` cannot go on here; the message says why and what to do."""
+
+
+def check_platform() -> None:
+    if platform.system() != "Linux":
+        raise HubError("make hub sets up Unix users and runs JupyterHub's local spawner: it needs Linux "
+                       f"(this is {platform.system()}); for one person on this machine, use `make lab`")
+    if os.geteuid() != 0:
+        raise HubError("make hub creates Unix users and starts each person's JupyterLab as that user: "
+                       "run it as root (sudo make hub)")
+    if not PROXY.exists():
+        raise HubError(f"JupyterHub's proxy is missing ({PROXY}): `make hub` installs it with npm "
+                       "(install Node.js and npm: apt-get install -y nodejs npm)")
+    if not Path(SYSTEM_PYTHON).exists():
+        raise HubError(f"{SYSTEM_PYTHON} is missing: the students' environment is made from the "
+                       "system's Python (apt-get install -y python3 python3-venv)")
+
+
+def _write(path: Path, text: str, owner: str | None = None, mode: int = 0o644) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    os.chmod(path, mode)
+    if owner:
+        entry = pwd.getpwnam(owner)
+        for p in (path.parent, path):
+            os.chown(p, entry.pw_uid, entry.pw_gid)
+
+
+# ---- people -------------------------------------------------------------------------------------
+
+def create_users(people, layout: HubLayout) -> list:
+    """Users, homes and groups for the roster; new users' initial passwords appended to a root-only
+    file. Returns the names of the users created now."""
+    unix_users.ensure_group(unix_users.INSTRUCTORS)
+    unix_users.ensure_group(unix_users.STUDENTS)
+    created = []
+    for person in people:
+        password = unix_users.ensure_user(person.name, person.instructor)
+        if password:
+            created.append(person.name)
+            with open(layout.passwords, "a") as f:
+                f.write(f"{person.name} {password}\n")
+            os.chmod(layout.passwords, 0o600)
+    return created
+
+
+def configure_homes(people, layout: HubLayout) -> None:
+    """Each person's Jupyter settings: an instructor's formgrader finds the course directory and may
+    be shown in JupyterLab's frame; a student's lab shows the Assignments tab only."""
+    for person in people:
+        home = Path(pwd.getpwnam(person.name).pw_dir) / ".jupyter"
+        if person.instructor:
+            nbgrader = f"c = get_config()  # noqa: F821\nc.CourseDirectory.root = {str(layout.course)!r}\n"
+            # JupyterHub's single-user servers forbid all framing (CVE-2024-28233); the formgrader is a
+            # frame of the instructor's own JupyterLab, so their server allows its own origin only.
+            server = ("c = get_config()  # noqa: F821\n"
+                      "c.ServerApp.tornado_settings = {'headers': "
+                      "{'Content-Security-Policy': \"frame-ancestors 'self'\"}}\n")
+            extensions, plugins = {}, {}
+        else:
+            nbgrader = server = "c = get_config()  # noqa: F821\n"
+            extensions = {name: False for name in INSTRUCTOR_SERVER_EXTENSIONS}
+            plugins = {name: True for name in INSTRUCTOR_LAB_PLUGINS}
+        _write(home / "nbgrader_config.py", nbgrader, person.name)
+        _write(home / "jupyter_server_config.py", server, person.name)
+        _write(home / "jupyter_server_config.json",
+               json.dumps({"ServerApp": {"jpserver_extensions": extensions}}, indent=1), person.name)
+        _write(home / "labconfig" / "page_config.json",
+               json.dumps({"disabledExtensions": plugins}, indent=1), person.name)
+
+
+# ---- the students' environment ------------------------------------------------------------------
+
+def copy_code(layout: HubLayout) -> None:
+    """The course's packages, readable by everyone, replaced on every run (nobody edits them there)."""
+    for name in CODE:
+        src, dst = REPO_ROOT / name, layout.code / name
+        if dst.is_dir():
+            shutil.rmtree(dst)
+        if src.is_dir():
+            shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            shutil.copy2(src, dst)
+    data = layout.code / "data"
+    if (REPO_ROOT / "data").is_dir() and not data.exists():
+        subprocess.run(["cp", "-al", str(REPO_ROOT / "data"), str(data)], check=True)   # links: no copy
+    compileall.compile_dir(layout.code, quiet=1)   # nobody but root can write __pycache__ there
+    subprocess.run(["chmod", "-R", "a+rX", str(layout.code)], check=True)
+
+
+def _lock_digest() -> str:
+    return hashlib.sha256((REPO_ROOT / "requirements.lock").read_bytes()).hexdigest()
+
+
+def build_environment(layout: HubLayout) -> None:
+    """A venv from the system's Python with the course's lock, the course's packages (editable, from
+    code/) and the settings every JupyterLab on this hub shares. Rebuilt only when the lock changed."""
+    stamp = layout.env / ".lock-sha256"
+    if not (layout.python.exists() and stamp.exists() and stamp.read_text() == _lock_digest()):
+        subprocess.run([SYSTEM_PYTHON, "-m", "venv", "--clear", str(layout.env)], check=True)
+        install = [str(layout.python), "-m", "grader.install"]
+        subprocess.run([*install, "-r", str(REPO_ROOT / "requirements.lock")], check=True, cwd=REPO_ROOT)
+        stamp.write_text(_lock_digest())
+    subprocess.run([str(layout.python), "-m", "grader.install", "-e", str(layout.code)], check=True,
+                   cwd=REPO_ROOT)
+    etc = layout.env / "etc" / "jupyter"
+    _write(etc / "nbgrader_config.py",
+           "# Written by make hub: every person's view of the class's exchange.\n"
+           "c = get_config()  # noqa: F821\n"
+           f"c.CourseDirectory.course_id = {COURSE_ID!r}\n"
+           f"c.Exchange.root = {str(layout.exchange)!r}\n"
+           "c.Exchange.path_includes_course = True   # Fetch -> ~/<course id>/<assignment>/\n")
+    subprocess.run(["chmod", "-R", "a+rX", str(layout.env)], check=True)
+
+
+# ---- the course directory -----------------------------------------------------------------------
+
+def prepare_course(layout: HubLayout) -> None:
+    """The course directory: the course's settings pointed at the hub's exchange, and each chapter's
+    source copied in once (an instructor's edits there are never overwritten)."""
+    _write(layout.course / "nbgrader_config.py",
+           "# Written by make hub: the course's nbgrader settings, in this course directory and the hub's exchange.\n"
+           "c = get_config()  # noqa: F821\n"
+           f"load_subconfig({str(layout.code / 'nbgrader_config.py')!r})  # noqa: F821\n"
+           f"c.CourseDirectory.root = {str(layout.course)!r}\n"
+           f"c.Exchange.root = {str(layout.exchange)!r}\n", mode=0o640)
+    for chapter in chapters(REPO_ROOT):
+        dst = layout.course / SOURCE / chapter
+        if not dst.exists():
+            shutil.copytree(REPO_ROOT / SOURCE / chapter, dst,
+                            ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    open_to_instructors(layout.course)
+
+
+def open_to_instructors(path: Path) -> None:
+    """Everything in the course directory: root's and the instructors' group's, nobody else's."""
+    subprocess.run(["chgrp", "-R", unix_users.INSTRUCTORS, str(path)], check=True)
+    subprocess.run(["chmod", "-R", "g+rwX,o-rwx", str(path)], check=True)
+
+
+def released(layout: HubLayout) -> list:
+    outbound = layout.exchange / COURSE_ID / "outbound"
+    return sorted(p.name for p in outbound.iterdir()) if outbound.is_dir() else []
+
+
+def release_all(layout: HubLayout) -> list:
+    """Release every chapter to the hub's exchange, as `make release` does for one machine."""
+    from grader.release import release
+    old = os.umask(0o007)   # what nbgrader writes in the course directory stays the instructors'
+    try:
+        names = release(course=layout.course)
+    finally:
+        os.umask(old)
+    open_to_instructors(layout.course)
+    return names
+
+
+# ---- the hub ------------------------------------------------------------------------------------
+
+def write_hub_config(layout: HubLayout, people, url: str) -> None:
+    names = sorted(p.name for p in people)
+    _write(layout.config,
+           "# Written by make hub from the roster: edit the roster and run make hub again.\n"
+           "from pathlib import Path\n"
+           "from grader.hub.hub_config import configure\n"
+           f"configure(get_config(), Path({str(layout.root)!r}), {url!r}, {str(PROXY)!r}, {names!r})  # noqa: F821\n",
+           mode=0o600)
+
+
+def setup(roster: Path, root: Path, url: str = DEFAULT_URL, release: bool = True) -> HubLayout:
+    """Everything `make hub` does before starting JupyterHub. Returns the layout."""
+    check_platform()
+    people = read_roster(roster)
+    parts = urlsplit(url)
+    if parts.scheme != "http" or not parts.port:
+        raise HubError(f"HUB_URL must look like http://127.0.0.1:8000, not {url!r}")
+    layout = HubLayout(Path(root).resolve())
+    unix_users.ensure_group(unix_users.INSTRUCTORS)
+    layout.make_folders(unix_users.INSTRUCTORS)
+    created = create_users(people, layout)
+    copy_code(layout)
+    build_environment(layout)
+    configure_homes(people, layout)
+    prepare_course(layout)
+    if release and not released(layout):
+        release_all(layout)
+    write_hub_config(layout, people, url)
+    print(f"make hub: {len(people)} people on the roster, {len(created)} new users "
+          f"(initial passwords in {layout.passwords}, readable by root only)")
+    return layout
+
+
+def start(layout: HubLayout) -> subprocess.Popen:
+    """JupyterHub, as root, in the state folder; its log goes to state/jupyterhub.log."""
+    log = open(layout.log, "a")
+    return subprocess.Popen([str(layout.env / "bin" / "jupyterhub"), "-f", str(layout.config)],
+                            cwd=layout.state, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                            env=dict(os.environ, PATH=f"{layout.env / 'bin'}:/usr/bin:/bin"))

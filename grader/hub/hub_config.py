@@ -1,0 +1,38 @@
+"""JupyterHub's settings for a class on one server, called from the config `make hub` writes.
+
+The hub runs as root and starts each person's JupyterLab as their Unix user (the local spawner),
+with the hub's environment; people log in with their Unix password (PAM). Only the roster's
+people may log in. Ports: the URL's for people, the next one for the hub's API, the one after
+for the proxy's API, all on 127.0.0.1 unless the URL says otherwise.
+"""
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from grader.hub.layout import HubLayout
+
+SPAWN_SECONDS = 120   # a first JupyterLab start on a busy 2-core server takes tens of seconds
+
+
+def configure(c, root: Path, url: str, proxy: str, people: list) -> None:
+    layout = HubLayout(Path(root))
+    port = urlsplit(url).port
+    c.JupyterHub.bind_url = url
+    c.JupyterHub.hub_bind_url = f"http://127.0.0.1:{port + 1}"
+    c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{port + 2}"
+    c.ConfigurableHTTPProxy.command = [proxy]
+    c.ConfigurableHTTPProxy.pid_file = str(layout.state / "proxy.pid")
+    c.JupyterHub.db_url = f"sqlite:///{layout.state / 'jupyterhub.sqlite'}"
+    c.JupyterHub.cookie_secret_file = str(layout.state / "jupyterhub_cookie_secret")
+
+    c.JupyterHub.authenticator_class = "pam"
+    c.Authenticator.allowed_users = set(people)
+    c.PAMAuthenticator.open_sessions = False   # no login sessions for web logins (and none in containers)
+
+    c.JupyterHub.spawner_class = "localprocess"
+    c.Spawner.cmd = [str(layout.env / "bin" / "jupyterhub-singleuser")]
+    c.Spawner.default_url = "/lab"
+    c.Spawner.notebook_dir = "~"
+    # The hub's own PATH may lead into root's Python: each person gets the hub's environment first.
+    c.Spawner.environment = {"PATH": f"{layout.env / 'bin'}:/usr/local/bin:/usr/bin:/bin"}
+    c.Spawner.start_timeout = SPAWN_SECONDS
+    c.Spawner.http_timeout = SPAWN_SECONDS
