@@ -29,6 +29,10 @@ PROXY = REPO_ROOT / "hub" / "node_modules" / ".bin" / "configurable-http-proxy"
 CODE = ["grader", "torchcourse", "ddp_scripts", "pyproject.toml", "nbgrader_config.py"]
 # nbgrader's instructor tools, hidden from students (they would find no course directory anyway).
 INSTRUCTOR_SERVER_EXTENSIONS = ["nbgrader.server_extensions.formgrader", "nbgrader.server_extensions.course_list"]
+# The formgrader only works on a course directory under the JupyterLab's root (the instructor's home),
+# and reads nbgrader_config.py from the home, not from the course directory: each instructor gets a
+# link to the course directory and a config that loads the course's own (its grading pipeline).
+COURSE_LINK = "course-directory"
 INSTRUCTOR_LAB_PLUGINS = ["@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:course-list",
                           "@jupyter/nbgrader:create-assignment"]
 
@@ -84,9 +88,15 @@ def configure_homes(people, layout: HubLayout) -> None:
     """Each person's Jupyter settings: an instructor's formgrader finds the course directory and may
     be shown in JupyterLab's frame; a student's lab shows the Assignments tab only."""
     for person in people:
-        home = Path(pwd.getpwnam(person.name).pw_dir) / ".jupyter"
+        home = Path(pwd.getpwnam(person.name).pw_dir)
+        link = home / COURSE_LINK
         if person.instructor:
-            nbgrader = f"c = get_config()  # noqa: F821\nc.CourseDirectory.root = {str(layout.course)!r}\n"
+            if not link.is_symlink():
+                link.symlink_to(layout.course)
+                os.lchown(link, pwd.getpwnam(person.name).pw_uid, -1)
+            nbgrader = ("c = get_config()  # noqa: F821\n"
+                        f"load_subconfig({str(layout.course / 'nbgrader_config.py')!r})  # noqa: F821\n"
+                        f"c.CourseDirectory.root = {str(link)!r}\n")
             # JupyterHub's single-user servers forbid all framing (CVE-2024-28233); the formgrader is a
             # frame of the instructor's own JupyterLab, so their server allows its own origin only.
             server = ("c = get_config()  # noqa: F821\n"
@@ -94,14 +104,17 @@ def configure_homes(people, layout: HubLayout) -> None:
                       "{'Content-Security-Policy': \"frame-ancestors 'self'\"}}\n")
             extensions, plugins = {}, {}
         else:
+            if link.is_symlink():   # an instructor who became a student
+                link.unlink()
             nbgrader = server = "c = get_config()  # noqa: F821\n"
             extensions = {name: False for name in INSTRUCTOR_SERVER_EXTENSIONS}
             plugins = {name: True for name in INSTRUCTOR_LAB_PLUGINS}
-        _write(home / "nbgrader_config.py", nbgrader, person.name)
-        _write(home / "jupyter_server_config.py", server, person.name)
-        _write(home / "jupyter_server_config.json",
+        settings = home / ".jupyter"
+        _write(settings / "nbgrader_config.py", nbgrader, person.name)
+        _write(settings / "jupyter_server_config.py", server, person.name)
+        _write(settings / "jupyter_server_config.json",
                json.dumps({"ServerApp": {"jpserver_extensions": extensions}}, indent=1), person.name)
-        _write(home / "labconfig" / "page_config.json",
+        _write(settings / "labconfig" / "page_config.json",
                json.dumps({"disabledExtensions": plugins}, indent=1), person.name)
 
 
