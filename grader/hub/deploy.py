@@ -6,12 +6,14 @@ are released only when the exchange has none. Where each thing lives: grader/hub
 Design and what is tested: docs/GRADING.md, "A class on one server".
 """
 import compileall
+import grp
 import hashlib
 import json
 import os
 import platform
 import pwd
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -172,7 +174,9 @@ def prepare_course(layout: HubLayout) -> None:
            "c = get_config()  # noqa: F821\n"
            f"load_subconfig({str(layout.code / 'nbgrader_config.py')!r})  # noqa: F821\n"
            f"c.CourseDirectory.root = {str(layout.course)!r}\n"
-           f"c.Exchange.root = {str(layout.exchange)!r}\n", mode=0o640)
+           f"c.Exchange.root = {str(layout.exchange)!r}\n"
+           "c.CourseDirectory.groupshared = True   # several instructors: what one writes, all can change\n",
+           mode=0o640)
     for chapter in chapters(REPO_ROOT):
         dst = layout.course / SOURCE / chapter
         if not dst.exists():
@@ -185,6 +189,19 @@ def open_to_instructors(path: Path) -> None:
     """Everything in the course directory: root's and the instructors' group's, nobody else's."""
     subprocess.run(["chgrp", "-R", unix_users.INSTRUCTORS, str(path)], check=True)
     subprocess.run(["chmod", "-R", "g+rwX,o-rwx", str(path)], check=True)
+
+
+def prepare_exchange(layout: HubLayout) -> None:
+    """The course's folder in the exchange, the instructors' group's (setgid): with nbgrader's
+    `groupshared`, inbound, outbound and feedback are then theirs to read and write, and students
+    keep nbgrader's rights (list and read outbound, write but not list inbound)."""
+    gid = grp.getgrnam(unix_users.INSTRUCTORS).gr_gid
+    folder = layout.exchange / COURSE_ID
+    folder.mkdir(exist_ok=True)
+    for path in [folder, *(folder / name for name in ("inbound", "outbound", "feedback"))]:
+        if path.is_dir():
+            os.chown(path, 0, gid)
+            os.chmod(path, os.stat(path).st_mode | stat.S_ISGID | stat.S_IRWXG)
 
 
 def released(layout: HubLayout) -> list:
@@ -201,6 +218,7 @@ def release_all(layout: HubLayout) -> list:
     finally:
         os.umask(old)
     open_to_instructors(layout.course)
+    prepare_exchange(layout)
     return names
 
 
@@ -231,6 +249,7 @@ def setup(roster: Path, root: Path, url: str = DEFAULT_URL, release: bool = True
     build_environment(layout)
     configure_homes(people, layout)
     prepare_course(layout)
+    prepare_exchange(layout)
     if release and not released(layout):
         release_all(layout)
     write_hub_config(layout, people, url)
