@@ -204,6 +204,15 @@ def prepare_exchange(layout: HubLayout) -> None:
             os.chmod(path, os.stat(path).st_mode | stat.S_ISGID | stat.S_IRWXG)
 
 
+def close_repository() -> None:
+    """The course's checkout holds solutions/ and the tests' answers: on a server where students
+    run code, nobody but its owner and group may enter it (the hub reads only copies)."""
+    mode = REPO_ROOT.stat().st_mode
+    if mode & 0o007:
+        os.chmod(REPO_ROOT, mode & ~0o007)
+        print(f"make hub: {REPO_ROOT} closed to other users (it holds the solutions)")
+
+
 def released(layout: HubLayout) -> list:
     outbound = layout.exchange / COURSE_ID / "outbound"
     return sorted(p.name for p in outbound.iterdir()) if outbound.is_dir() else []
@@ -238,6 +247,7 @@ def setup(roster: Path, root: Path, url: str = DEFAULT_URL, release: bool = True
     """Everything `make hub` does before starting JupyterHub. Returns the layout."""
     check_platform()
     people = read_roster(roster)
+    close_repository()
     parts = urlsplit(url)
     if parts.scheme != "http" or not parts.port:
         raise HubError(f"HUB_URL must look like http://127.0.0.1:8000, not {url!r}")
