@@ -24,11 +24,12 @@ help:  ## list the verbs
 
 setup: $(STAMP)  ## create .venv and install the locked dependencies (seconds when nothing changed)
 
-$(STAMP): requirements.lock pyproject.toml grader/install.py grader/debian.py torchcourse/fashion.py
+$(STAMP): requirements.lock pyproject.toml grader/install.py grader/debian.py grader/lab_settings.py torchcourse/fashion.py
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m grader.install -r requirements.lock   # uv with pip's package sources: 5x faster than pip
 	$(PY) -m grader.install -e .
 	$(PY) -c "import torch, torchvision, nbgrader, nbval, jupyterlab, torchcourse, grader"
+	$(PY) -m grader.lab_settings   # every lab of .venv: no "get notified about Jupyter news?" question
 	$(PY) -m grader.debian   # bubblewrap (the wall), chromium (browser test), FashionMNIST (apt-get, as root)
 	$(PY) -m torchcourse.fashion --prepare   # Debian's FashionMNIST decompressed into data/, where graded kernels read it
 	@touch $@

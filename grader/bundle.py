@@ -4,7 +4,7 @@
 
     notebooks/            the released notebooks (nbgrader's student version: no solutions, no hidden tests)
     torchcourse/          the course package the notebooks import
-    grader/               only what the self-check and the install need (cli, selfcheck, install)
+    grader/               only what the self-check and the install need (cli, selfcheck, install, lab_settings)
     ddp_scripts/          the torchrun scripts chapter 10 runs
     pyproject.toml, requirements.lock, environment.yml   the same pinned environment as the course
     Makefile              setup, lab, check, doctor (a student's verbs only)
@@ -21,7 +21,8 @@ import nbformat
 
 from grader.course import REPO_ROOT, RELEASE
 
-SELF_CHECK_MODULES = ["__init__.py", "__main__.py", "cli.py", "install.py", "pipeline.py", "selfcheck.py"]
+SELF_CHECK_MODULES = ["__init__.py", "__main__.py", "cli.py", "install.py", "lab_settings.py", "pipeline.py",
+                      "selfcheck.py"]
 ENVIRONMENT_FILES = ["pyproject.toml", "requirements.lock", "environment.yml"]
 FORBIDDEN_MARKERS = ["### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"]
 MARKER = ".student-bundle"
@@ -49,6 +50,7 @@ $(STAMP): requirements.lock pyproject.toml
 \t@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 \t$(PY) -m grader.install -r requirements.lock
 \t$(PY) -m grader.install -e .
+\t$(PY) -m grader.lab_settings
 \t@touch $@
 
 lab: setup  ## open the notebooks in JupyterLab

@@ -3,6 +3,10 @@
     make check NB=notebooks/01_tensors/01_tensors.ipynb
     # or, in the notebook's last cell:  check_notebook("01_tensors.ipynb")
 
+In the last cell, the notebook checked is the one the cell runs in wherever Jupyter's server says
+which (JupyterLab, Notebook 7, JupyterHub), so that a copy (`01_tensors.updated.ipynb`, a duplicate)
+checks itself; the name given is used where the kernel cannot tell (another front end).
+
 The saved notebook is executed top to bottom in a fresh kernel, without hidden tests (they are
 stripped if present, e.g. when an instructor checks a solutions notebook) and without the cell
 that called the check (so it does not run itself again). While nbgrader executes the notebook
@@ -21,6 +25,8 @@ from pathlib import Path
 
 HIDDEN_TESTS = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN TESTS[^\n]*\n?", re.S | re.M)
 CALLS_CHECK = re.compile(r"\bcheck_notebook\s*\(")
+# check_notebook("NN_topic.ipynb"): the call, then the quoted file name, which `name_in_check_cell` replaces
+NAMED_CHECK = re.compile(r"""(?P<call>\bcheck_notebook\s*\(\s*)(?P<quote>["'])[^"'\n]*?\.ipynb(?P=quote)""")
 
 
 @dataclass
@@ -99,11 +105,37 @@ def format_table(results) -> str:
     return "\n".join(lines)
 
 
-def check_notebook(path, timeout: int = 120) -> None:
+def name_in_check_cell(nb, name: str):
+    """Make the self-check cell of `nb` name `name`, the file `nb` is written to (a copy of a chapter)."""
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.source = NAMED_CHECK.sub(lambda m: f"{m['call']}{m['quote']}{name}{m['quote']}", cell.source)
+    return nb
+
+
+def running_notebook():
+    """The notebook this kernel runs for, where Jupyter's server says, else None.
+
+    jupyter_server starts a notebook's kernel with JPY_SESSION_NAME, the notebook's path (ipykernel
+    copies it into `__session__`): absolute in recent servers, relative to the server's root in older
+    ones, while the kernel runs in the notebook's folder. A console's session names no notebook, and a
+    renamed notebook's kernel keeps the old name: None then, as where no server started the kernel."""
+    session = os.environ.get("JPY_SESSION_NAME", "")
+    if not session.endswith(".ipynb"):
+        return None
+    path = Path(session) if os.path.isabs(session) else Path(Path(session).name)
+    return path if path.is_file() else None
+
+
+def check_notebook(path=None, timeout: int = 120) -> None:
     """The chapters' last cell: run the visible tests of the saved notebook and print the table.
 
+    Checks the notebook the cell runs in where the kernel knows it (`running_notebook`), else `path`.
     Returns nothing, so that Jupyter shows the table and no list after it (`report` returns it)."""
-    report(path, timeout)
+    running = running_notebook()
+    if running and path and Path(path).resolve() != running.resolve():
+        print(f"checking {running.name}, the notebook this cell runs in (not {path})")
+    report(running or path, timeout)
 
 
 def report(path, timeout: int = 120) -> list:
@@ -112,6 +144,8 @@ def report(path, timeout: int = 120) -> list:
         # nbgrader is executing this notebook (autograde, validate): grading is the check
         print("self-check skipped: nbgrader is running this notebook")
         return []
+    if path is None:
+        raise FileNotFoundError("this kernel does not say which notebook it runs in: pass its file name")
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path} not found: save the notebook, and pass its file name")

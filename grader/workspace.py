@@ -8,7 +8,8 @@
 `make lab` calls `sync()` and opens JupyterLab there. A chapter the workspace lacks is copied in
 whole; a file the student has never changed is replaced by its newer release; a notebook the
 student has changed is never touched: beside it, `<name>.updated.ipynb` holds the newer release
-with the student's answers (solution cells, matched by nbgrader's grade ids) carried over.
+with the student's answers (solution cells, matched by nbgrader's grade ids) carried over, and its
+self-check cell checking that file.
 """
 import hashlib
 import json
@@ -18,6 +19,7 @@ from pathlib import Path
 import nbformat
 
 from grader.course import COURSE_ID, EXCHANGE, RELEASE, REPO_ROOT
+from grader.selfcheck import name_in_check_cell
 
 WORKSPACE = "workspace"
 RECORD = ".releases.json"
@@ -82,7 +84,8 @@ def sync(course: Path = REPO_ROOT, workspace: Path | None = None) -> list:
         elif src.suffix == ".ipynb":
             updated = _free_name(dst)
             merged = carry_answers(nbformat.read(dst, as_version=4), nbformat.read(src, as_version=4))
-            nbformat.write(merged, updated)
+            # the self-check cell is no nbgrader cell (not locked, no grade id, no checksum): safe to edit
+            nbformat.write(name_in_check_cell(merged, updated.name), updated)
             messages.append(f"{name} has a newer release. Your copy is untouched; "
                             f"{updated.relative_to(workspace).as_posix()} is the new release "
                             f"with your answers carried over.")

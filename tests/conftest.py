@@ -101,8 +101,10 @@ def lab(tmp_path_factory):
     server = Lab(_free_port(), base / "workspace")
     args = f"--no-browser --port {server.port} --IdentityProvider.token={LAB_TOKEN} --ServerApp.open_browser=False"
     log = open(base / "lab.log", "wb")     # a file, not a pipe: nobody reads a pipe, and a full one stalls the server
+    # a fresh student's lab: none of this machine's own JupyterLab settings (a news question answered once)
+    env = dict(os.environ, JUPYTERLAB_SETTINGS_DIR=str(base / "user-settings"))
     proc = subprocess.Popen(["make", "--no-print-directory", "lab", f"LAB_ARGS={args}", f"WORKSPACE={server.workspace}"],
-                            cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                            cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         deadline = time.time() + 90
         while time.time() < deadline:

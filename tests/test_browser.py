@@ -1,24 +1,34 @@
 """A student's session in a real browser: Debian's chromium, driven by playwright, against `make lab`.
 
-One journey through chapter 00, as a person clicks it: open the chapter (it opens unmodified), Run
-All (the run reaches the self-check cell at the bottom and an exercise's failure message is on
-screen), fill in one exercise, save, press nbgrader's Validate button, run the self-check cell and
-read its table. On a failure the screenshot lands in build/browser-test/ (a CI artefact).
+One journey through chapter 00, as a person clicks it: open the chapter (it opens unmodified, and
+no question about Jupyter news greets the student), Run All (the run reaches the self-check cell at
+the bottom and an exercise's failure message is on screen), fill in one exercise, save, press
+nbgrader's Validate button, run the self-check cell and read its table. Then a newer release of the
+chapter: the self-check cell of the `.updated` copy that `make lab` writes checks that copy.
+On a failure the screenshot lands in build/browser-test/ (a CI artefact).
 """
+import hashlib
+import json
 import os
 import shutil
 from contextlib import contextmanager
 
+import nbformat
 import pytest
 
-from conftest import LAB_TOKEN
-from grader.course import REPO_ROOT
+from conftest import LAB_TOKEN, load_answers
+from grader.course import REPO_ROOT, release_notebook
+from grader.lab_settings import OVERRIDES
+from grader.workspace import RECORD, sync
+from submissions import with_answers
 
 CHAPTER = "00_setup"
 EXERCISE = 7           # the cell of `tensor_bytes` (exercise 1) in the release
 SELF_CHECK = 32        # the notebook's last cell: check_notebook(...)
 ANSWER = 'import math\n\ndef tensor_bytes(shape, dtype):\n    return math.prod(shape) * torch.empty(0, dtype=dtype).element_size()\n'
 STUB_MESSAGE = "not done yet: replace this line with your solution"
+NOTIFICATIONS = "@jupyterlab/apputils-extension:notification"     # the plugin whose fetchNews asks
+NEWS_QUESTION = "Would you like to get notified about official Jupyter news?"
 ARTEFACTS = REPO_ROOT / "build" / "browser-test"
 # Headless, and no calls home: this machine's closed network refuses them by the dozen.
 CHROMIUM_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -79,15 +89,38 @@ def self_check_table(page) -> str:
     return cell(page, SELF_CHECK).locator(".jp-OutputArea-output").text_content()
 
 
+def open_notebook(lab, page, name: str):
+    """Open workspace/<CHAPTER>/<name> in a lab of that notebook alone, and wait for its kernel."""
+    from playwright.sync_api import expect
+    page.goto(lab.url(f"/lab/tree/{CHAPTER}/{name}?reset&token={LAB_TOKEN}"))
+    expect(page.locator(".jp-NotebookPanel .jp-Cell").first).to_contain_text("Chapter 00", timeout=SLOW)
+    expect(page.get_by_text("Python 3 (ipykernel) | Idle")).to_be_visible(timeout=SLOW)   # the status bar
+
+
+def run_self_check(page, expected: str):
+    from playwright.sync_api import expect
+    cell(page, SELF_CHECK).locator(".cm-content").click()
+    page.keyboard.press("Shift+Enter")
+    expect(cell(page, SELF_CHECK).locator(".jp-OutputArea-output")).to_contain_text(expected, timeout=SLOW)
+
+
+def test_a_fresh_lab_never_fetches_news(lab):
+    """`make setup` wrote the course's overrides (grader/lab_settings.py) where `make lab` reads
+    them: the lab's settings API says what the student's lab does."""
+    reply = lab.call(f"/lab/api/settings/{NOTIFICATIONS}")
+    in_effect = reply["settings"].get("fetchNews", reply["schema"]["properties"]["fetchNews"]["default"])
+    assert in_effect == OVERRIDES[NOTIFICATIONS]["fetchNews"] == "false", reply["settings"]
+
+
 def test_a_student_runs_fills_in_validates_and_checks_a_chapter(lab, page):
     from playwright.sync_api import expect
 
     with screenshot_on_failure(page, "1-open"):
-        page.goto(lab.url(f"/lab/tree/{CHAPTER}/{CHAPTER}.ipynb?reset&token={LAB_TOKEN}"))
-        expect(page.locator(".jp-NotebookPanel .jp-Cell").first).to_contain_text("Chapter 00", timeout=SLOW)
-        expect(page.get_by_text("Python 3 (ipykernel) | Idle")).to_be_visible(timeout=SLOW)   # the status bar
+        open_notebook(lab, page, f"{CHAPTER}.ipynb")
         page.wait_for_timeout(1000)   # JupyterLab writes the kernel's metadata into the notebook as it connects
         assert page.locator(".lm-TabBar-tab.jp-mod-dirty").count() == 0, "the notebook opened modified"
+        # the lab asks (a toast that stays until answered) as soon as it has restored its layout
+        assert page.get_by_text(NEWS_QUESTION).count() == 0, "the lab asks about Jupyter news"
 
     with screenshot_on_failure(page, "2-run-all"):
         page.locator(".lm-MenuBar-itemLabel", has_text="Run").click()
@@ -115,12 +148,34 @@ def test_a_student_runs_fills_in_validates_and_checks_a_chapter(lab, page):
         dialog.get_by_role("button", name="Ok").click()
 
     with screenshot_on_failure(page, "5-self-check"):
-        cell(page, SELF_CHECK).locator(".cm-content").click()
-        page.keyboard.press("Shift+Enter")
-        expect(cell(page, SELF_CHECK).locator(".jp-OutputArea-output")).to_contain_text(
-            "visible tests: 1/5 passed", timeout=SLOW)
+        run_self_check(page, "visible tests: 1/5 passed")
         rows = {parts[0]: parts[1] for parts in map(str.split, self_check_table(page).splitlines())
                 if len(parts) >= 3 and parts[1] in ("PASS", "FAIL")}
         assert rows.get("tensor_bytes_tests") == "PASS", rows
         assert [name for name, result in rows.items() if result == "FAIL"] == [
             "torch_build_tests", "devices_offered_tests", "pick_device_tests", "to_device_tests"], rows
+
+
+def pretend_an_older_release(workspace, name: str):
+    """Record that the student's copy of `name` came from a release older than the one in notebooks/."""
+    record = workspace / RECORD
+    releases = json.loads(record.read_text())
+    releases[name] = hashlib.sha256(b"an older release").hexdigest()
+    record.write_text(json.dumps(releases))
+
+
+def test_the_self_check_of_an_updated_chapter_checks_that_copy(lab, page):
+    """`make lab` after a newer release of a chapter the student changed writes <chapter>.updated.ipynb
+    with their answers; where they go on working, its self-check checks it, not the old copy."""
+    answers = load_answers(CHAPTER)["alternative"]
+    mine = lab.workspace / CHAPTER / f"{CHAPTER}.ipynb"
+    nbformat.write(with_answers(nbformat.read(release_notebook(CHAPTER), as_version=4),
+                                {"tensor_bytes": answers["tensor_bytes"]}), mine)
+    pretend_an_older_release(lab.workspace, f"{CHAPTER}/{mine.name}")
+    sync(workspace=lab.workspace)
+    updated = mine.with_name(f"{CHAPTER}.updated.ipynb")
+    nbformat.write(with_answers(nbformat.read(updated, as_version=4), {"torch_build": answers["torch_build"]}), updated)
+
+    with screenshot_on_failure(page, "6-updated-self-check"):
+        open_notebook(lab, page, updated.name)
+        run_self_check(page, "visible tests: 2/5 passed")     # the old copy has 1 of 5

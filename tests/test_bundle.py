@@ -43,7 +43,7 @@ def test_environment_files_are_the_course_ones(bundle):
 
 
 def test_self_check_and_course_package_import_from_the_bundle(bundle):
-    proc = subprocess.run([sys.executable, "-c", "import grader.selfcheck, torchcourse.models; "
+    proc = subprocess.run([sys.executable, "-c", "import grader.selfcheck, grader.lab_settings, torchcourse.models; "
                            "print(grader.selfcheck.__file__); print(torchcourse.models.__file__)"],
                           cwd=bundle, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
@@ -58,6 +58,8 @@ def test_student_makefile_verbs(bundle):
                            "PY=python3"], cwd=bundle, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "-m grader check" in proc.stdout
+    setup = subprocess.run(["make", "-n", "--always-make", "setup", "PY=python3"], cwd=bundle, capture_output=True, text=True)
+    assert "-m grader.lab_settings" in setup.stdout, "the student's lab would ask about Jupyter news"
     assert "make lab" in (bundle / "README.md").read_text()
 
 

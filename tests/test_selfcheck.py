@@ -1,6 +1,8 @@
 """`make check NB=...` and the notebooks' last cell: visible tests only, a table, no recursion."""
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import nbformat
 
@@ -76,16 +78,49 @@ def test_does_nothing_while_nbgrader_runs_the_notebook(monkeypatch, capsys):
     assert "skipped" in capsys.readouterr().out
 
 
+def run_check_cell(path, cells, checks: str, **kernel_options) -> list:
+    """Write `cells` and a last cell calling check_notebook(`checks`) to `path`, run it as a
+    front end does, and return the last cell's outputs."""
+    from nbclient import NotebookClient
+    nb = nbformat.v4.new_notebook(cells=[*cells, nbformat.v4.new_code_cell(
+        f'from grader.selfcheck import check_notebook\ncheck_notebook("{checks}")')])
+    nbformat.write(nb, path)
+    NotebookClient(nb, timeout=120, kernel_name="python3",
+                   resources={"metadata": {"path": str(path.parent)}}).execute(**kernel_options)
+    return nb.cells[-1].outputs
+
+
 def test_the_check_cell_shows_the_table_only(tmp_path):
     """Run as JupyterLab runs it, the last cell prints the table: no warning on stderr (the
     checking kernel talks over Unix sockets, not TCP), and no list echoed after the table."""
-    from nbclient import NotebookClient
     path = tmp_path / f"{tiny.NAME}.ipynb"
-    nb = nbformat.v4.new_notebook(cells=[*tiny.cells(), nbformat.v4.new_code_cell(
-        f'from grader.selfcheck import check_notebook\ncheck_notebook("{path.name}")')])
-    nbformat.write(nb, path)
-    NotebookClient(nb, timeout=120, kernel_name="python3",
-                   resources={"metadata": {"path": str(tmp_path)}}).execute()
-    outputs = nb.cells[-1].outputs
+    outputs = run_check_cell(path, tiny.cells(), checks=path.name)
     assert [(o.output_type, o.get("name")) for o in outputs] == [("stream", "stdout")], outputs
     assert "visible tests: 2/2 passed" in outputs[0].text and "WARNING" not in outputs[0].text
+
+
+def test_the_check_cell_checks_the_notebook_it_runs_in(tmp_path):
+    """A copy whose cell still names the original (a duplicate, an older workspace's .updated
+    notebook) checks itself where the kernel says which notebook it runs for: jupyter_server starts
+    it with JPY_SESSION_NAME, the notebook's path (grader/selfcheck.py)."""
+    original = tmp_path / f"{tiny.NAME}.ipynb"
+    nbformat.write(with_answers(nbformat.v4.new_notebook(cells=tiny.cells()), {"answer": "ANSWER = 41.5"}), original)
+    copy = tmp_path / f"{tiny.NAME}.updated.ipynb"
+    outputs = run_check_cell(copy, tiny.cells(), checks=original.name,
+                             env={**os.environ, "JPY_SESSION_NAME": str(copy)})
+    table = "".join(o.get("text", "") for o in outputs)
+    assert f"checking {copy.name}" in table and "visible tests: 2/2 passed" in table, table
+
+
+def test_the_running_notebook_as_each_server_names_it(tmp_path, monkeypatch):
+    """Absolute (recent jupyter_server) or relative to the server's root (older ones); none for a
+    console or a notebook renamed since its kernel started."""
+    (tmp_path / "mine.ipynb").write_text("{}")
+    monkeypatch.chdir(tmp_path)            # a notebook's kernel runs in the notebook's folder
+    for session, found in [(str(tmp_path / "mine.ipynb"), tmp_path / "mine.ipynb"),
+                           ("01_tensors/mine.ipynb", Path("mine.ipynb")),
+                           ("console-1-2b6c", None), (str(tmp_path / "renamed.ipynb"), None)]:
+        monkeypatch.setenv("JPY_SESSION_NAME", session)
+        assert selfcheck.running_notebook() == found, session
+    monkeypatch.delenv("JPY_SESSION_NAME")
+    assert selfcheck.running_notebook() is None

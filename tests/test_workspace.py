@@ -1,4 +1,5 @@
 """A student's saved answers survive `make release`, `git pull` and course updates (grader/workspace.py)."""
+import ast
 import subprocess
 
 import nbformat
@@ -41,6 +42,7 @@ def test_edited_notebook_survives_a_release_and_a_course_update(tmp_path):
     assert merged.cells[1].source == "An erratum from the course update."
     carried = [c for c in merged.cells if c.metadata.get("nbgrader", {}).get("grade_id") == exercise]
     assert carried[0].source == answer, "the answer was not carried into the new release"
+    assert checked_notebook(merged) == updated.name, "the self-check of the new release checks the old copy"
     # a chapter the student never changed simply becomes the new release
     assert (workspace / UNTOUCHED / f"{UNTOUCHED}.ipynb").read_bytes() == release_notebook(UNTOUCHED, course).read_bytes()
 
@@ -52,7 +54,17 @@ def test_edited_notebook_survives_a_release_and_a_course_update(tmp_path):
     release([CHAPTER], course=course)
     sync(course)
     assert "My notes on an erratum" in updated.read_text()
-    assert (workspace / CHAPTER / f"{CHAPTER}.updated-2.ipynb").exists()
+    second = workspace / CHAPTER / f"{CHAPTER}.updated-2.ipynb"
+    assert checked_notebook(nbformat.read(second, as_version=4)) == second.name
+    assert checked_notebook(nbformat.read(mine, as_version=4)) == mine.name
+
+
+def checked_notebook(nb) -> str:
+    """The file name that the notebook's self-check cell passes to check_notebook, read by Python's parser."""
+    [name] = [node.args[0].value for cell in nb.cells if "check_notebook(" in cell.source
+              for node in ast.walk(ast.parse(cell.source))
+              if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "check_notebook"]
+    return name
 
 
 def test_git_never_sees_the_workspace():
