@@ -16,8 +16,13 @@ NB     ?=
 CHAPTERS ?=
 WORKSPACE ?= workspace
 BUNDLE_DIR ?= bundle
+HUB_ROOT ?= /srv/pytorch-course
+HUB_URL  ?= http://127.0.0.1:8000
+ROSTER   ?= hub/roster.txt
+# JupyterHub's proxy, from npm at the version hub/package-lock.json pins, into hub/node_modules
+PROXY  := hub/node_modules/.bin/configurable-http-proxy
 
-.PHONY: help setup lock lab instructor-lab test doctor outputs release autograde feedback grades check student-bundle bench-grading audit-seeds stress-ddp clean
+.PHONY: help setup lock lab instructor-lab hub test doctor outputs release autograde feedback grades check student-bundle bench-grading audit-seeds stress-ddp clean
 
 help:  ## list the verbs
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
@@ -32,6 +37,11 @@ $(STAMP): requirements.lock pyproject.toml grader/install.py grader/debian.py gr
 	$(PY) -m grader.lab_settings   # every lab of .venv: no "get notified about Jupyter news?" question
 	$(PY) -m grader.debian   # bubblewrap (the wall), chromium (browser test), FashionMNIST (apt-get, as root)
 	$(PY) -m torchcourse.fashion --prepare   # Debian's FashionMNIST decompressed into data/, where graded kernels read it
+	@touch $@
+
+$(PROXY): hub/package.json hub/package-lock.json
+	@command -v npm >/dev/null || { echo "make hub needs npm for JupyterHub's proxy: apt-get install -y nodejs npm"; exit 2; }
+	npm ci --prefix hub --no-audit --no-fund --loglevel=error
 	@touch $@
 
 # The lock is complete, so it installs with --no-deps. It leaves out rfc3987-syntax (and its lark): an
@@ -53,6 +63,11 @@ instructor-lab: setup  ## JupyterLab on the whole course: the formgrader, soluti
 	@mkdir -p .exchange
 	$(VENV)/bin/jupyter lab --ServerApp.root_dir=. $(LAB_ARGS) $(if $(filter 0,$(shell id -u)),--allow-root)
 
+# A class on this server: users from the roster, JupyterHub on HUB_URL, feedback minutes after Submit
+# (docs/GRADING.md, "A class on one server"). Run as root; Ctrl-C stops the hub, nothing is lost.
+hub: setup $(PROXY)  ## JupyterHub for a class from ROSTER (hub/roster.txt): make hub HUB_URL=http://127.0.0.1:8000 HUB_ROOT=/srv/pytorch-course
+	$(PY) -m grader.hub $(ROSTER) --root $(HUB_ROOT) --url $(HUB_URL)
+
 # COURSE_QUICK shortens training and COURSE_OFFLINE keeps off the network (FashionMNIST from disk), as in CI,
 # so that nbval compares against the outputs committed in solutions/. nbval runs beside the suite,
 # on the CPU the suite leaves idle (its serial tests); its log is printed after the suite's.
@@ -61,7 +76,7 @@ instructor-lab: setup  ## JupyterLab on the whole course: the formgrader, soluti
 NBVAL_LOG := .nbval.log
 TEST_TIMEOUT ?= 3600
 STOP_HANG = timeout -k 60 -s INT $(TEST_TIMEOUT)
-test: setup  ## run the whole suite: harness tests, end-to-end grading, nbval on solutions/
+test: setup $(PROXY)  ## run the whole suite: harness tests, end-to-end grading, nbval on solutions/
 	@export COURSE_QUICK=1 COURSE_OFFLINE=1; \
 	$(STOP_HANG) $(PY) -m pytest --nbval solutions --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 300 \
 		-p no:cacheprovider > $(NBVAL_LOG) 2>&1 & nbval=$$!; \

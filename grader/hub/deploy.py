@@ -23,6 +23,7 @@ from grader.course import COURSE_ID, REPO_ROOT, SOURCE, chapters
 from grader.hub import unix_users
 from grader.hub.layout import HubLayout
 from grader.hub.roster import read_roster
+from grader.lab_settings import install_overrides
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 SYSTEM_PYTHON = "/usr/bin/python3"   # every user can run it (a pyenv or conda Python under /root: not)
@@ -161,6 +162,7 @@ def build_environment(layout: HubLayout) -> None:
            f"c.CourseDirectory.course_id = {COURSE_ID!r}\n"
            f"c.Exchange.root = {str(layout.exchange)!r}\n"
            "c.Exchange.path_includes_course = True   # Fetch -> ~/<course id>/<assignment>/\n")
+    install_overrides(layout.env)   # the same JupyterLab defaults as make lab's
     subprocess.run(["chmod", "-R", "a+rX", str(layout.env)], check=True)
 
 

@@ -36,3 +36,13 @@ def configure(c, root: Path, url: str, proxy: str, people: list) -> None:
     c.Spawner.environment = {"PATH": f"{layout.env / 'bin'}:/usr/local/bin:/usr/bin:/bin"}
     c.Spawner.start_timeout = SPAWN_SECONDS
     c.Spawner.http_timeout = SPAWN_SECONDS
+
+    # Feedback on submit (grader/hub/autofeedback.py): the hub starts it and restarts it if it dies.
+    # It runs as the hub's user (root), the instructors' side: it reads the exchange's inbound,
+    # writes the course directory, and grades behind the wall as `make autograde` does.
+    c.JupyterHub.services = [{
+        "name": "autofeedback",
+        "command": [str(layout.python), "-m", "grader.hub.autofeedback", "--course", str(layout.course)],
+        "cwd": str(layout.course),
+        "environment": {"PATH": f"{layout.env / 'bin'}:/usr/local/bin:/usr/bin:/bin"},
+    }]

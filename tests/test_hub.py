@@ -1,0 +1,224 @@
+"""A class on one JupyterHub (`make hub`), in a real browser: one instructor, two students.
+
+The hub is set up from a roster by grader.hub.deploy, exactly as `make hub` does it (its own folder,
+ports and Unix users, all removed afterwards), and driven with Debian's chromium through playwright:
+student A logs in, fetches 00_setup in the Assignments tab, answers one exercise and submits;
+student B submits the untouched notebook; the feedback service grades both behind the wall and
+releases their feedback, which each fetches in the Assignments tab; the instructor's formgrader
+(inside JupyterLab, not blank) lists both with the same scores. Then what students must not reach:
+each other's servers and homes, the course directory, the hub's state, the repository.
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from grader.course import REPO_ROOT, release_notebook
+from grader.hub import deploy, unix_users
+from grader.hub.layout import HubLayout
+from test_browser import ANSWER, CHROMIUM_FLAGS, EXERCISE, cell, chromium_path, screenshot_on_failure
+
+CHAPTER = "00_setup"
+PREFIX = "cthub"   # the test's Unix users: cthub-teach, cthub-ada, cthub-bob
+INSTRUCTOR, A, B = f"{PREFIX}-teach", f"{PREFIX}-ada", f"{PREFIX}-bob"
+SLOW = 120_000     # ms: a first JupyterLab start, a grading on a busy machine
+FEEDBACK_SECONDS = 240
+
+
+@dataclass
+class Hub:
+    url: str
+    layout: HubLayout
+    passwords: dict
+
+
+def _free_ports(count: int = 3) -> int:
+    """A port p with p, p+1, p+2 free: people, the hub's API, the proxy's API."""
+    for _ in range(50):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port + count < 65536 and all(_port_free(port + i) for i in range(count)):
+            return port
+    raise RuntimeError("no three free ports in a row")
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
+
+
+def _wait_healthy(url: str, hub: subprocess.Popen, log: Path) -> None:
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        assert hub.poll() is None, log.read_text()[-3000:]
+        try:
+            if urllib.request.urlopen(f"{url}/hub/health", timeout=5).status == 200:
+                return
+        except OSError:
+            time.sleep(0.5)
+    pytest.fail(f"JupyterHub did not answer within 60 s:\n{log.read_text()[-3000:]}")
+
+
+@pytest.fixture(scope="module")
+def hub():
+    if os.geteuid() != 0 or not deploy.PROXY.exists():
+        message = "the hub test needs root and the proxy (`make test` installs it with npm)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    root = Path(tempfile.mkdtemp(prefix="course-hub-"))
+    os.chmod(root, 0o755)
+    roster = root / "roster.txt"
+    roster.write_text(f"instructor {INSTRUCTOR}\nstudent {A}\nstudent {B}\n")
+    url = f"http://127.0.0.1:{_free_ports()}"
+    repo_mode = REPO_ROOT.stat().st_mode
+    process = None
+    try:
+        layout = deploy.setup(roster, root / "hub", url)
+        passwords = dict(line.split() for line in layout.passwords.read_text().splitlines())
+        process = deploy.start(layout)
+        _wait_healthy(url, process, layout.log)
+        yield Hub(url, layout, passwords)
+    finally:
+        if process:
+            os.killpg(process.pid, signal.SIGTERM)   # the hub stops the servers it started
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+        for name in (INSTRUCTOR, A, B):
+            unix_users.remove_user(name)
+        os.chmod(REPO_ROOT, repo_mode)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def browser(hub):
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
+        yield browser
+        browser.close()
+
+
+def log_in(browser, hub: Hub, name: str):
+    """A fresh browser session of `name`, logged in, on their JupyterLab."""
+    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    page.set_default_timeout(60_000)
+    page.goto(f"{hub.url}/hub/login")
+    page.fill("#username_input", name)
+    page.fill("#password_input", hub.passwords[name])
+    page.click("#login_submit")
+    page.wait_for_selector('.lm-MenuBar-itemLabel:text-is("Nbgrader")', timeout=SLOW)
+    return page
+
+
+def open_from_nbgrader_menu(page, item: str) -> None:
+    page.click('.lm-MenuBar-itemLabel:text-is("Nbgrader")')
+    page.click(f'#jp-mainmenu-nbgrader .lm-Menu-itemLabel:text-is("{item}")')
+
+
+def fetch_and_submit(page, hub: Hub, name: str, answer: bool) -> None:
+    from playwright.sync_api import expect
+    open_from_nbgrader_menu(page, "Assignment List")
+    page.locator("#released_assignments_list .list_item", has_text=CHAPTER).get_by_role("button", name="Fetch").click()
+    expect(page.locator("#fetched_assignments_list .list_item", has_text=CHAPTER).first).to_be_visible()
+    if answer:
+        page.goto(f"{hub.url}/user/{name}/lab/tree/pytorch-course/{CHAPTER}/{CHAPTER}.ipynb")
+        expect(page.get_by_text("Python 3 (ipykernel) | Idle")).to_be_visible(timeout=SLOW)
+        cell(page, EXERCISE).locator(".cm-content").click()
+        page.keyboard.press("Control+a")
+        page.keyboard.insert_text(ANSWER)
+        page.keyboard.press("Escape")
+        page.keyboard.press("Control+s")
+        expect(page.locator(".lm-TabBar-tab.jp-mod-dirty")).to_have_count(0)
+        open_from_nbgrader_menu(page, "Assignment List")
+    fetched = page.locator("#fetched_assignments_list .list_item", has_text=CHAPTER).first
+    fetched.get_by_role("button", name="Submit").click()
+    expect(page.locator("#submitted_assignments_list .list_item", has_text=CHAPTER).first).to_be_visible()
+
+
+def fetch_feedback(page) -> str:
+    """Press Fetch Feedback until the service has released it (it grades in the background); return
+    the feedback page's text."""
+    from playwright.sync_api import expect
+    submitted = page.locator("#submitted_assignments_list .list_item", has_text=CHAPTER).first
+    deadline = time.time() + FEEDBACK_SECONDS
+    while not page.get_by_text("view feedback").count():
+        assert time.time() < deadline, f"no feedback within {FEEDBACK_SECONDS} s of Submit"
+        submitted.get_by_role("button", name="Fetch Feedback").click()
+        page.wait_for_timeout(3000)
+    with page.context.expect_page() as opened:
+        page.get_by_text("view feedback").first.click()
+    feedback = opened.value
+    expect(feedback.get_by_text("Score:").first).to_be_visible()
+    return re.sub(r"\s+", " ", feedback.locator("body").text_content())
+
+
+def expected_scores() -> tuple:
+    """(points of the exercise A answers, the chapter's total), from the release's metadata."""
+    nb = json.loads(release_notebook(CHAPTER).read_text())
+    points = [c["metadata"]["nbgrader"].get("points", 0) for c in nb["cells"]
+              if c["metadata"].get("nbgrader", {}).get("grade")]
+    tests = [c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade")]
+    answered = next(c for c in tests if "tensor_bytes" in "".join(c["source"]))
+    return float(answered["metadata"]["nbgrader"]["points"]), float(sum(points))
+
+
+def test_two_students_submit_and_get_feedback_and_the_instructor_sees_both(hub, browser):
+    from playwright.sync_api import expect
+    exercise, total = expected_scores()
+
+    a = log_in(browser, hub, A)
+    with screenshot_on_failure(a, "hub-1-student-a-submits"):
+        fetch_and_submit(a, hub, A, answer=True)
+    b = log_in(browser, hub, B)
+    with screenshot_on_failure(b, "hub-2-student-b-submits"):
+        fetch_and_submit(b, hub, B, answer=False)
+
+    with screenshot_on_failure(a, "hub-3-feedback-a"):
+        text = fetch_feedback(a)
+        assert f"{CHAPTER} (Score: {exercise} / {total})" in text, text[:2000]
+        assert text.count(f"Score: {exercise} / {exercise})") >= 1
+        assert "BEGIN HIDDEN TESTS" not in text and "hidden_checks" not in text
+    with screenshot_on_failure(b, "hub-4-feedback-b"):
+        text = fetch_feedback(b)
+        assert f"{CHAPTER} (Score: 0.0 / {total})" in text, text[:2000]
+
+    teacher = log_in(browser, hub, INSTRUCTOR)
+    with screenshot_on_failure(teacher, "hub-5-formgrader"):
+        open_from_nbgrader_menu(teacher, "Formgrader")
+        frame = teacher.frame_locator("iframe").last
+        frame.get_by_role("link", name="Manual Grading").click()
+        frame.get_by_role("link", name=CHAPTER).click()              # the assignment
+        frame.get_by_role("link", name=CHAPTER).first.click()        # its notebook: one row per submission
+        expect(frame.locator("body")).to_contain_text(B)
+        table = re.sub(r"\s+", " ", frame.locator("body").text_content())
+        assert f"{A}{exercise:g} / {total:g}" in table and f"{B}0 / {total:g}" in table, table
+
+    with screenshot_on_failure(b, "hub-6-b-cannot-open-a"):
+        response = b.goto(f"{hub.url}/user/{A}/api/contents")
+        assert response.status in (403, 404), response.status
+
+
+@pytest.mark.parametrize("what", ["home of the other student", "course directory", "hub state", "repository"])
+def test_a_student_reads_none_of_what_is_not_theirs(hub, what):
+    target = {"home of the other student": Path(f"/home/{A}"), "course directory": hub.layout.course,
+              "hub state": hub.layout.state, "repository": REPO_ROOT / "solutions"}[what]
+    proc = subprocess.run(["runuser", "-u", B, "--", "ls", str(target)], capture_output=True, text=True)
+    assert proc.returncode != 0 and "Permission denied" in proc.stderr, (proc.stdout, proc.stderr)
