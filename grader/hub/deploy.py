@@ -235,6 +235,20 @@ def release_all(layout: HubLayout) -> list:
 
 # ---- the hub ------------------------------------------------------------------------------------
 
+def enrol(people, layout: HubLayout) -> None:
+    """The roster's students in the gradebook, so the formgrader lists those who have not submitted
+    (nobody is removed: a grade outlives a roster line)."""
+    from nbgrader.api import Gradebook
+    old = os.umask(0o007)
+    try:
+        with Gradebook(f"sqlite:///{layout.course / 'gradebook.db'}") as gradebook:
+            for person in people:
+                if not person.instructor:
+                    gradebook.update_or_create_student(person.name)
+    finally:
+        os.umask(old)
+
+
 def write_hub_config(layout: HubLayout, people, url: str) -> None:
     names = sorted(p.name for p in people)
     _write(layout.config,
@@ -264,6 +278,7 @@ def setup(roster: Path, root: Path, url: str = DEFAULT_URL, release: bool = True
     prepare_exchange(layout)
     if release and not released(layout):
         release_all(layout)
+    enrol(people, layout)
     write_hub_config(layout, people, url)
     print(f"make hub: {len(people)} people on the roster, {len(created)} new users "
           f"(initial passwords in {layout.passwords}, readable by root only)")
