@@ -8,6 +8,7 @@ releases their feedback, which each fetches in the Assignments tab; the instruct
 (inside JupyterLab, not blank) lists both with the same scores. Then what students must not reach:
 each other's servers and homes, the course directory, the hub's state, the repository.
 """
+import grp
 import json
 import os
 import re
@@ -186,6 +187,7 @@ def test_two_students_submit_and_get_feedback_and_the_instructor_sees_both(hub, 
 
     a = log_in(browser, hub, A)
     with screenshot_on_failure(a, "hub-1-student-a-submits"):
+        assert a.get_by_text("official Jupyter news").count() == 0, "the hub's lab asks about Jupyter news"
         fetch_and_submit(a, hub, A, answer=True)
     b = log_in(browser, hub, B)
     with screenshot_on_failure(b, "hub-2-student-b-submits"):
@@ -216,9 +218,29 @@ def test_two_students_submit_and_get_feedback_and_the_instructor_sees_both(hub, 
         assert response.status in (403, 404), response.status
 
 
-@pytest.mark.parametrize("what", ["home of the other student", "course directory", "hub state", "repository"])
+@pytest.mark.parametrize("what", ["home of the other student", "course directory", "hub state", "repository",
+                                  "submissions in the exchange"])
 def test_a_student_reads_none_of_what_is_not_theirs(hub, what):
     target = {"home of the other student": Path(f"/home/{A}"), "course directory": hub.layout.course,
-              "hub state": hub.layout.state, "repository": REPO_ROOT / "solutions"}[what]
+              "hub state": hub.layout.state, "repository": REPO_ROOT / "solutions",
+              "submissions in the exchange": hub.layout.exchange / "pytorch-course" / "inbound"}[what]
     proc = subprocess.run(["runuser", "-u", B, "--", "ls", str(target)], capture_output=True, text=True)
     assert proc.returncode != 0 and "Permission denied" in proc.stderr, (proc.stdout, proc.stderr)
+
+
+def test_an_instructor_grades_as_themselves_behind_the_wall(hub):
+    """The formgrader's buttons run nbgrader in the instructor's JupyterLab, as their Unix user, with
+    their home's settings (which load the course's): here the same from their home's command line,
+    on A's submission (collected by the feedback service in the browser test above)."""
+    from nbgrader.api import Gradebook
+    exercise, _ = expected_scores()
+    env = {"HOME": f"/home/{INSTRUCTOR}", "PATH": f"{hub.layout.env / 'bin'}:/usr/bin:/bin"}
+    for step in (["autograde", CHAPTER, "--student", A, "--force"], ["generate_feedback", CHAPTER, "--student", A, "--force"]):
+        proc = subprocess.run(["runuser", "-u", INSTRUCTOR, "--", "env", *(f"{k}={v}" for k, v in env.items()),
+                               "nbgrader", *step], cwd=env["HOME"], capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    with Gradebook(f"sqlite:///{hub.layout.course / 'gradebook.db'}") as gradebook:
+        assert gradebook.find_submission(CHAPTER, A).score == exercise
+    # what one instructor writes, the others can change (the setgid course directory, groupshared)
+    feedback = (hub.layout.course / "feedback" / A / CHAPTER / f"{CHAPTER}.html").stat()
+    assert feedback.st_gid == grp.getgrnam(unix_users.INSTRUCTORS).gr_gid and feedback.st_mode & 0o020
