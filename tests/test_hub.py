@@ -12,67 +12,21 @@ import grp
 import json
 import os
 import re
-import shutil
-import signal
-import socket
 import subprocess
-import tempfile
 import time
-import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from grader.course import REPO_ROOT, release_notebook
-from grader.hub import deploy, unix_users
-from grader.hub.layout import HubLayout
-from test_browser import ANSWER, CHROMIUM_FLAGS, EXERCISE, cell, chromium_path, screenshot_on_failure
+from grader.hub import deploy
+from hub_session import SLOW, Hub, chromium, log_in, running_hub
+from test_browser import ANSWER, EXERCISE, cell, screenshot_on_failure
 
 CHAPTER = "00_setup"
 PREFIX = "cthub"   # the test's Unix users: cthub-teach, cthub-ada, cthub-bob
 INSTRUCTOR, A, B = f"{PREFIX}-teach", f"{PREFIX}-ada", f"{PREFIX}-bob"
-SLOW = 120_000     # ms: a first JupyterLab start, a grading on a busy machine
 FEEDBACK_SECONDS = 240
-
-
-@dataclass
-class Hub:
-    url: str
-    layout: HubLayout
-    passwords: dict
-
-
-def _free_ports(count: int = 3) -> int:
-    """A port p with p, p+1, p+2 free: people, the hub's API, the proxy's API."""
-    for _ in range(50):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if port + count < 65536 and all(_port_free(port + i) for i in range(count)):
-            return port
-    raise RuntimeError("no three free ports in a row")
-
-
-def _port_free(port: int) -> bool:
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-            return True
-        except OSError:
-            return False
-
-
-def _wait_healthy(url: str, hub: subprocess.Popen, log: Path) -> None:
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        assert hub.poll() is None, log.read_text()[-3000:]
-        try:
-            if urllib.request.urlopen(f"{url}/hub/health", timeout=5).status == 200:
-                return
-        except OSError:
-            time.sleep(0.5)
-    pytest.fail(f"JupyterHub did not answer within 60 s:\n{log.read_text()[-3000:]}")
 
 
 @pytest.fixture(scope="module")
@@ -82,51 +36,14 @@ def hub():
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(message)
         pytest.skip(message)
-    root = Path(tempfile.mkdtemp(prefix="course-hub-"))
-    os.chmod(root, 0o755)
-    roster = root / "roster.txt"
-    roster.write_text(f"instructor {INSTRUCTOR}\nstudent {A}\nstudent {B}\n")
-    url = f"http://127.0.0.1:{_free_ports()}"
-    repo_mode = REPO_ROOT.stat().st_mode
-    process = None
-    try:
-        layout = deploy.setup(roster, root / "hub", url)
-        passwords = dict(line.split() for line in layout.passwords.read_text().splitlines())
-        process = deploy.start(layout)
-        _wait_healthy(url, process, layout.log)
-        yield Hub(url, layout, passwords)
-    finally:
-        if process:
-            os.killpg(process.pid, signal.SIGTERM)   # the hub stops the servers it started
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-        for name in (INSTRUCTOR, A, B):
-            unix_users.remove_user(name)
-        os.chmod(REPO_ROOT, repo_mode)
-        shutil.rmtree(root, ignore_errors=True)
+    with running_hub(f"instructor {INSTRUCTOR}\nstudent {A}\nstudent {B}\n") as hub:
+        yield hub
 
 
 @pytest.fixture(scope="module")
 def browser(hub):
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
+    with chromium() as browser:
         yield browser
-        browser.close()
-
-
-def log_in(browser, hub: Hub, name: str):
-    """A fresh browser session of `name`, logged in, on their JupyterLab."""
-    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-    page.set_default_timeout(60_000)
-    page.goto(f"{hub.url}/hub/login")
-    page.fill("#username_input", name)
-    page.fill("#password_input", hub.passwords[name])
-    page.click("#login_submit")
-    page.wait_for_selector('.lm-MenuBar-itemLabel:text-is("Nbgrader")', timeout=SLOW)
-    return page
 
 
 def open_from_nbgrader_menu(page, item: str) -> None:

@@ -1,0 +1,117 @@
+"""A class's JupyterHub in a temporary folder, and people logging in to it in a browser.
+
+The hub is set up from a roster by grader.hub.deploy, exactly as `make hub` does it, with its own
+folder, ports and Unix users, all removed afterwards (and the repository's mode, which the setup
+closes to others, put back). Used by tests/test_hub.py and tests/bench_hub_memory.py.
+"""
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.course import REPO_ROOT
+from grader.hub import deploy, unix_users
+from grader.hub.layout import HubLayout
+from grader.hub.roster import read_roster
+from test_browser import CHROMIUM_FLAGS, chromium_path
+
+SLOW = 120_000     # ms: a first JupyterLab start, a grading on a busy machine
+
+
+@dataclass
+class Hub:
+    url: str
+    layout: HubLayout
+    passwords: dict
+    process: subprocess.Popen
+
+
+def free_ports(count: int = 3) -> int:
+    """A port p with p, p+1, p+2 free: people, the hub's API, the proxy's API."""
+    for _ in range(50):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port + count < 65536 and all(_port_free(port + i) for i in range(count)):
+            return port
+    raise RuntimeError("no three free ports in a row")
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
+
+
+def wait_healthy(url: str, hub: subprocess.Popen, log: Path) -> None:
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        assert hub.poll() is None, log.read_text()[-3000:]
+        try:
+            if urllib.request.urlopen(f"{url}/hub/health", timeout=5).status == 200:
+                return
+        except OSError:
+            time.sleep(0.5)
+    raise RuntimeError(f"JupyterHub did not answer within 60 s:\n{log.read_text()[-3000:]}")
+
+
+@contextmanager
+def running_hub(roster_text: str):
+    """A hub for the roster, set up and started as `make hub` does it; everything it made is removed
+    on the way out: the hub stopped (its process group), the roster's users, the folder."""
+    root = Path(tempfile.mkdtemp(prefix="course-hub-"))
+    os.chmod(root, 0o755)
+    roster = root / "roster.txt"
+    roster.write_text(roster_text)
+    url = f"http://127.0.0.1:{free_ports()}"
+    repo_mode = REPO_ROOT.stat().st_mode
+    process = None
+    try:
+        layout = deploy.setup(roster, root / "hub", url)
+        passwords = dict(line.split() for line in layout.passwords.read_text().splitlines())
+        process = deploy.start(layout)
+        wait_healthy(url, process, layout.log)
+        yield Hub(url, layout, passwords, process)
+    finally:
+        if process:
+            os.killpg(process.pid, signal.SIGTERM)   # the hub stops the servers it started
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+        for person in read_roster(roster):
+            unix_users.remove_user(person.name)
+        os.chmod(REPO_ROOT, repo_mode)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@contextmanager
+def chromium():
+    """Debian's chromium, headless, driven by playwright."""
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
+        yield browser
+        browser.close()
+
+
+def log_in(browser, hub: Hub, name: str):
+    """A fresh browser session of `name`, logged in, on their JupyterLab."""
+    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    page.set_default_timeout(60_000)
+    page.goto(f"{hub.url}/hub/login")
+    page.fill("#username_input", name)
+    page.fill("#password_input", hub.passwords[name])
+    page.click("#login_submit")
+    page.wait_for_selector('.lm-MenuBar-itemLabel:text-is("Nbgrader")', timeout=SLOW)
+    return page
