@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from grader.course import REPO_ROOT, release_notebook
-from grader.hub import deploy
+from grader.hub import deploy, unix_users
 from hub_session import SLOW, Hub, chromium, log_in, running_hub
 from test_browser import ANSWER, EXERCISE, cell, screenshot_on_failure
 
