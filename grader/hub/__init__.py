@@ -1,0 +1,1 @@
+"""A class on one JupyterHub: the services that run beside it, instructor side."""
