@@ -5,7 +5,13 @@ traceback of a failed hidden assert quotes the failing line. `HideHiddenTests` r
 feedback pipeline (nbgrader_config.py) and removes both: hidden regions from the source, and
 tracebacks from test cells, which keep only the exception's name and message (visible asserts
 carry their teaching message there).
+
+A hand-in that nbgrader could not grade gets no feedback from it; `write_not_graded_pages` writes a
+short page in its place, saying why (the feedback service, grader/hub/autofeedback.py).
 """
+import html
+import json
+import shutil
 from pathlib import Path
 
 from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor
@@ -54,3 +60,66 @@ def generate_all(course: Path = REPO_ROOT) -> int:
             print(proc.stdout[-3000:] + proc.stderr[-3000:])
         status = status or proc.returncode
     return status
+
+
+def write_not_graded_pages(folder: Path, handed_in: Path, expected: list, problem: str, header: dict) -> list:
+    """A page in `folder` (feedback/<student>/<assignment>/, where `nbgrader release_feedback` releases
+    from) for each notebook in `handed_in` that has none there, saying why it was not graded; and the
+    hand-in's timestamp and secret, which name the released file. `expected`: the assignment's notebook
+    names; `problem`: why grading failed, for a notebook with nothing wrong that can be seen;
+    `header`: student, assignment, timestamp. Returns the reasons."""
+    reasons = []
+    for notebook in sorted(Path(handed_in).glob("*.ipynb")):   # the names the student's Fetch Feedback looks for
+        page = Path(folder) / f"{notebook.stem}.html"
+        if page.exists():
+            continue
+        reason = not_graded_reason(notebook, expected, problem)
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_text(not_graded_page(notebook.name, reason, **header))
+        page.chmod(0o644)   # released as it is: students read it whatever the service's umask
+        reasons.append(reason)
+    for name in ("timestamp.txt", "submission_secret.txt"):
+        if reasons and not (Path(folder) / name).exists() and (Path(handed_in) / name).is_file():
+            shutil.copyfile(Path(handed_in) / name, Path(folder) / name)
+    return reasons
+
+
+def not_graded_reason(notebook: Path, expected: list, problem: str) -> str:
+    """Why a handed-in notebook was not graded, in the student's words. It never quotes the student's
+    file nor nbgrader's log (a kernel that died in a probe leaves hidden-test source there)."""
+    if notebook.stem not in expected:
+        names = ", ".join(f"{name}.ipynb" for name in expected)
+        return (f"{notebook.name} is not a notebook of this assignment (it has {names}). "
+                "Give your notebook its original name and submit again.")
+    return unreadable(notebook) or problem
+
+
+def unreadable(notebook: Path) -> str | None:
+    """What keeps a file from being read as a notebook, or None."""
+    import nbformat
+    try:
+        text = notebook.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        return f"{notebook.name} is not a text file, so it is not a notebook."
+    try:
+        json.loads(text)
+    except ValueError as err:
+        return (f"{notebook.name} is not valid JSON ({err.msg} at line {err.lineno}, column {err.colno}), "
+                "so it is not a notebook that can be run. Was it edited outside JupyterLab?")
+    try:
+        nbformat.reads(text, as_version=4)
+    except Exception:   # nbformat's errors for JSON that is no notebook are of several kinds
+        return f"{notebook.name} is JSON but not a Jupyter notebook that nbformat can read."
+    return None
+
+
+def not_graded_page(notebook: str, reason: str, student: str, assignment: str, timestamp: str) -> str:
+    e = html.escape
+    return f"""<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>{e(notebook)}: not graded</title></head>
+<body style="font-family: sans-serif; max-width: 45em; margin: 2em auto">
+<h1>{e(assignment)} / {e(notebook)}: not graded</h1>
+<p>Your submission of {e(timestamp)} ({e(student)}) could not be graded: {e(reason)}</p>
+<p>It has no score from this submission. Your instructor sees this message too.</p>
+</body></html>
+"""

@@ -1,10 +1,12 @@
 """Building course copies and student submissions, for the tests and the grading benchmark (tests/bench_grading.py)."""
 import shutil
+import subprocess
 from pathlib import Path
 
 import nbformat
 
-from grader.course import REPO_ROOT, release_notebook, source_notebook
+from grader.course import (COURSE_ID, EXCHANGE, REPO_ROOT, nbgrader_cmd, release_notebook, source_notebook,
+                           tool_env)
 
 # What a course copy leaves behind: environments, VCS data, instructor state.
 _SKIP = shutil.ignore_patterns(".venv", ".git", "__pycache__", ".pytest_cache", "gradebook.db*",
@@ -63,3 +65,54 @@ def release_copy(assignment: str, course: Path):
 
 def solution_copy(assignment: str, course: Path):
     return nbformat.read(source_notebook(assignment, course), as_version=4)
+
+
+class ExchangeStudent:
+    """A student on nbgrader's exchange, as on the hub: a folder of their own, their own nbgrader cache
+    (which `submit` writes and `fetch_feedback` reads), and their id given as `--student` (nbgrader 0.9
+    takes the Unix user name otherwise, or JUPYTERHUB_USER when that name is jovyan)."""
+
+    def __init__(self, course: Path, name: str, home: Path):
+        self.course, self.name, self.home = Path(course), name, Path(home)
+        self.home.mkdir(parents=True, exist_ok=True)
+
+    def nbgrader(self, *args) -> str:
+        """Run an nbgrader exchange command as this student; return its log."""
+        proc = subprocess.run(nbgrader_cmd(*args, "--student", self.name, "--course", COURSE_ID,
+                                           f"--Exchange.root={self.course / EXCHANGE}"),
+                              cwd=self.home, env=tool_env({"JUPYTER_DATA_DIR": str(self.home / ".jupyter-data")}),
+                              capture_output=True, text=True)
+        if proc.returncode:
+            raise RuntimeError(f"nbgrader {args[0]} as {self.name} failed:\n{proc.stdout}{proc.stderr}")
+        return proc.stdout + proc.stderr
+
+    def submit(self, assignment: str, notebooks: dict) -> str:
+        """Hand in {file name: NotebookNode or bytes} as `assignment`; return the submission's timestamp."""
+        folder = self.home / assignment
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir()
+        for name, nb in notebooks.items():
+            if isinstance(nb, bytes):
+                (folder / name).write_bytes(nb)
+            else:
+                nbformat.write(nb, folder / name)
+        self.nbgrader("submit", assignment)
+        return self.last_submission(assignment).name.split("+")[2]
+
+    def last_submission(self, assignment: str) -> Path:
+        """The newest submission in the student's cache (the folder Fetch Feedback reads)."""
+        return sorted((self.home / ".jupyter-data" / "nbgrader_cache" / COURSE_ID).glob(f"*+{assignment}+*"))[-1]
+
+    def released_feedback(self, assignment: str, notebook: str) -> Path:
+        """Where release_feedback puts the feedback on the newest submission's `notebook`, as fetch_feedback
+        finds it (a hash of the submission's secret and the notebook's name)."""
+        from nbgrader.utils import notebook_hash
+        secret = (self.last_submission(assignment) / "submission_secret.txt").read_text()
+        name = notebook_hash(secret=secret, notebook_id=notebook)
+        return self.course / EXCHANGE / COURSE_ID / "feedback" / f"{name}.html"
+
+    def fetch_feedback(self, assignment: str) -> dict:
+        """`nbgrader fetch_feedback`, then {timestamp: {notebook file name: HTML}} of what the student has."""
+        self.nbgrader("fetch_feedback", assignment)
+        return {folder.name: {page.name: page.read_text() for page in folder.glob("*.html")}
+                for folder in sorted((self.home / assignment / "feedback").glob("*"))}

@@ -13,6 +13,7 @@ import math
 import os
 import shutil
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -21,6 +22,12 @@ from grader import timings
 from grader.class_grading.transfer import read_rows, read_tree, write_rows, write_tree
 from grader.course import REPO_ROOT, SOURCE
 from grader.wall import sandbox
+
+# One writer of gradebook.db and autograded/ at a time, and no snapshot of the gradebook taken while it
+# is written, also where one process runs several autograde_all at once (the feedback service,
+# grader/hub/autofeedback.py, grades each new hand-in as it comes).
+_WRITING = threading.Lock()
+
 
 def submitted_assignments(course: Path = REPO_ROOT) -> list:
     """Assignment names that at least one student handed in (submitted/<student>/<assignment>/)."""
@@ -114,14 +121,16 @@ def reference_chunks(students: list, jobs: int) -> list:
 def autograde_all(jobs: int | None = None, course: Path = REPO_ROOT, extra_args=(),
                   wall: bool | None = None, progress: bool = True, only=None,
                   timeout: float | None = 3600, verbose: bool = False, scheduler: str | None = None,
-                  client=None, spent: Counter | None = None, batch_max: int = BATCH_MAX) -> int:
+                  client=None, spent: Counter | None = None, batch_max: int = BATCH_MAX, merged=None) -> int:
     """Grade every submission in `course`/submitted/ on `jobs` local workers, or on the Dask cluster
     at `scheduler` (or on `client`, a distributed.Client).
 
     extra_args go to every `nbgrader autograde` (for example "--Execute.timeout=10"); `only`
     limits grading to some (student, assignment) pairs; `timeout` bounds one submission's grading
     (a batch that overruns is graded again one student at a time); `spent`, if given, receives
-    where the time went ({step: seconds}, grader/timings.py); `batch_max` caps the students of a batch.
+    where the time went ({step: seconds}, grader/timings.py); `batch_max` caps the students of a batch;
+    `merged`, if given, is called with each batch's BatchOutcome as soon as it is in the gradebook (the
+    feedback service releases those students' feedback there, before the slower batches end).
     Returns 0 when every submission was
     graded, 1 otherwise (the others are still graded and merged)."""
     from grader.class_grading.cluster import grading_client
@@ -144,31 +153,46 @@ def autograde_all(jobs: int | None = None, course: Path = REPO_ROOT, extra_args=
     db = course / "gradebook.db"
     if not db.exists():
         raise FileNotFoundError(f"{db} is missing: run `make release` (nbgrader generate_assignment) first")
-    # what the workers' processes take from here: the course's settings (the wall's limits, quick mode)
-    env = {k: v for k, v in os.environ.items() if k.startswith("COURSE_")}
-    env["COURSE_SANDBOX"] = "1" if wall else "0"
-    if "OMP_NUM_THREADS" not in os.environ:
-        env["OMP_NUM_THREADS"] = str(max(1, default_jobs() // jobs))
+    env = worker_settings(wall, jobs)
     spent = Counter() if spent is None else spent
     started = time.perf_counter()
     if client is None:
         with grading_client(jobs, scheduler) as client:
             spent[timings.CLUSTER] += time.perf_counter() - started
             return _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progress, verbose, spent,
-                             batch_max)
-    return _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progress, verbose, spent, batch_max)
+                             batch_max, merged)
+    return _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progress, verbose, spent, batch_max,
+                     merged)
+
+
+def worker_settings(wall: bool, jobs: int) -> dict:
+    """What the workers' processes take from here: the course's settings (the wall's limits, quick mode,
+    COURSE_SANDBOX) and, unless set, their share of the cores for torch's threads."""
+    env = {k: v for k, v in os.environ.items() if k.startswith("COURSE_")}
+    env["COURSE_SANDBOX"] = "1" if wall else "0"
+    if "OMP_NUM_THREADS" not in os.environ:
+        env["OMP_NUM_THREADS"] = str(max(1, default_jobs() // jobs))
+    return env
+
+
+def warm_up(client, env: dict, wall: bool) -> list:
+    """Every worker starts its zygote and warm nbgrader now, not in its first batch: the tasks end at
+    once and the two start in the background. Hold the futures while that matters: Dask cancels a
+    task whose future is let go of."""
+    from grader.class_grading import batch as tasks
+    return [client.submit(tasks.warm_up, env, wall, workers=[address], allow_other_workers=False, pure=False,
+                          priority=1) for address in client.scheduler_info()["workers"]]
 
 
 def _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progress, verbose, spent,
-              batch_max) -> int:
+              batch_max, merged) -> int:
     from distributed import KilledWorker, as_completed
     from grader.class_grading import batch as tasks
     # as many batches per round as the cluster has threads (a LocalCluster: jobs)
     jobs = max(1, min(len(todo), sum(w["nthreads"] for w in client.scheduler_info()["workers"].values()) or jobs))
-    # every worker starts its zygote and warm nbgrader now, not in its first batch
-    warming = [client.submit(tasks.warm_up, env, wall, workers=[address], allow_other_workers=False, pure=False,
-                             priority=1) for address in client.scheduler_info()["workers"]]
-    snapshot = (course / "gradebook.db").read_bytes()   # one consistent copy for every task
+    warming = warm_up(client, env, wall)
+    with _WRITING:
+        snapshot = (course / "gradebook.db").read_bytes()   # one consistent copy for every task
     config = (course / "nbgrader_config.py").read_bytes()
     judge_timeout = _judge_timeout(course, extra_args)
     batches = heaviest_first(split_batches(todo, jobs, batch_max), course)
@@ -224,9 +248,12 @@ def _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progre
                 pending.add(submit([student], outcome.assignment))
             continue
         merging = time.perf_counter()
-        collect(outcome, course)   # here, one batch at a time: one writer on the gradebook
+        with _WRITING:
+            collect(outcome, course)   # here, one batch at a time: one writer on the gradebook
         spent.update(outcome.timings)
         spent[timings.MERGE] += time.perf_counter() - merging
+        if merged:
+            merged(outcome)
         failures += [(s, outcome) for s in outcome.failed]
         if verbose:
             print(outcome.log)

@@ -1,0 +1,391 @@
+"""Feedback on submit: a service that grades each new hand-in and releases its feedback.
+
+    python -m grader.hub.autofeedback --course DIR [--interval SECONDS] [--log FILE] [--once]
+
+It watches the inbound folder of nbgrader's exchange (Exchange.root and the course id as the course's
+nbgrader configuration sets them) and takes each student's newest hand-in of an assignment that it
+has not handled yet: it collects it (`nbgrader collect --update`), grades it behind the wall with the
+course's pipeline and judge (autograde_all), writes its feedback without hidden tests (`nbgrader
+generate_feedback`) and releases it (`nbgrader release_feedback`), so that the student's "Fetch
+Feedback" gets it. A hand-in that cannot be graded gets a page that says why, released the same way.
+One line per hand-in goes to the log (default <course>/autofeedback.log); what was handled is kept
+in <course>/.autofeedback/, so that a restarted service grades nothing twice. `--once`: one pass,
+then exit (tests, cron); otherwise it polls until SIGTERM or SIGINT.
+
+docs/GRADING.md, "Feedback on submit"; tests/test_autofeedback.py; tests/bench_feedback.py measures
+the seconds from Submit to fetchable feedback.
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import warnings
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from grader.course import nbgrader_api, run_nbgrader
+from grader.feedback import write_not_graded_pages
+from grader.inbound import SAFE_ID, Entry, Refused, check_owner, newest_unhandled, snapshot
+
+STATE = ".autofeedback"      # in the course directory: what was handled, the collects' private exchanges
+HANDLED = "handled.json"
+LOG = "autofeedback.log"
+NBGRADER_SECONDS = 600       # collect, generate_feedback, release_feedback: each far below this
+RETRY_SECONDS = 30           # after a failed pass, before a fresh cluster takes its hand-ins again
+
+# Why a notebook that is readable and rightly named was not graded, from what autograde_all says of it.
+REFUSED = "the grader could not take it on. Your instructor has been told."
+TIMED_OUT = "grading ran past its time limit, so it was stopped. Look for a cell that never ends."
+NO_PAGE = "it was graded, but its feedback page could not be made. Your instructor has been told."
+FAILED = ("grading stopped before the end, most often because the kernel running your notebook died (it "
+          "crashed, called os._exit, or went over the CPU or memory limit). Run it top to bottom with "
+          "Restart & Run All, fix what stops it, and submit again.")
+
+
+@dataclass(frozen=True)
+class Exchange:
+    root: Path
+    course_id: str
+
+    @property
+    def inbound(self) -> Path:
+        return self.root / self.course_id / "inbound"
+
+
+# the course's configuration as nbgrader reads it for every command there
+_EXCHANGE = """
+import json
+from nbgrader.exchange.default.exchange import Exchange
+print(json.dumps([Exchange(coursedir=api.coursedir, parent=app).root, api.coursedir.course_id]))
+"""
+
+
+def exchange_of(course: Path) -> Exchange:
+    root, course_id = json.loads(nbgrader_api(_EXCHANGE, course=course).stdout.strip().splitlines()[-1])
+    return Exchange(Path(root), course_id)
+
+
+def state_dir(course: Path) -> Path:
+    folder = Path(course) / STATE
+    folder.mkdir(mode=0o700, exist_ok=True)
+    return folder
+
+
+class Book:
+    """What the service has handled: the log the instructor reads, and the list on disk that keeps a
+    restarted service from grading a hand-in twice. The passes that run at once share it."""
+
+    def __init__(self, course: Path, log: Path | None = None):
+        self.course = Path(course)
+        self.log = Path(log or self.course / LOG)
+        self.lock = threading.Lock()
+        path = self.course / STATE / HANDLED
+        self.handled = set(json.loads(path.read_text())) if path.exists() else set()
+
+    def new(self, names) -> tuple:
+        """([Entry], [junk name]) not handled yet (grader/inbound.py, newest_unhandled)."""
+        with self.lock:
+            return newest_unhandled(names, self.handled)
+
+    def done(self, entry: Entry, result: str, noticed: float) -> None:
+        """One line in the log: when, student, assignment, the hand-in's timestamp, score or error,
+        seconds from noticing it to its released feedback; and the hand-in is never taken again."""
+        fields = (datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), entry.student, entry.assignment,
+                  entry.timestamp, result, f"{time.monotonic() - noticed:.1f} s")
+        with self.lock:
+            with open(self.log, "a") as out:
+                out.write("\t".join(_printable(f) for f in fields) + "\n")
+            self.handled.add(entry.name)
+            tmp = state_dir(self.course) / f"{HANDLED}.tmp"
+            tmp.write_text(json.dumps(sorted(self.handled), indent=0))
+            os.replace(tmp, tmp.with_name(HANDLED))   # atomic: a service stopped mid-write keeps the old list
+
+
+def _printable(text: str) -> str:
+    """A log field: names come from folder names that students chose, which may hold a tab or a newline."""
+    return text if text.isprintable() else ascii(text)
+
+
+# ---- one hand-in ----------------------------------------------------------------------------------
+
+def take(course: Path, exchange: Exchange, entry: Entry, staging: Path) -> Path:
+    """A safe copy of the hand-in (grader/inbound.py, snapshot) in `staging`, a private exchange that
+    nbgrader collects from; returns the copy."""
+    folder = exchange.inbound / entry.name
+    check_owner(folder, entry.student)
+    copy = staging / exchange.course_id / "inbound" / entry.name
+    snapshot(folder, copy)
+    # the last hand-in's graded notebook and feedback go: its feedback is out, and a stale copy
+    # would be taken for this one's if this one cannot be graded
+    for done in ("autograded", "feedback"):
+        shutil.rmtree(Path(course) / done / entry.student / entry.assignment, ignore_errors=True)
+    return copy
+
+
+def collect(course: Path, staging: Path, assignment: str, students: list) -> dict:
+    """`nbgrader collect --update` of these students' copies in `staging` into submitted/; returns
+    {student: why} for those it failed for. One command for all of them (each costs 1 to 2 s), one
+    per student only if that fails, to find whose."""
+    def collect_of(*student) -> str | None:
+        try:
+            proc = run_nbgrader("collect", "--update", assignment, *student, f"--Exchange.root={staging}",
+                                "--ExchangeCollect.check_owner=False",   # take() checked it, on the student's folder
+                                course=course, check=False, timeout=NBGRADER_SECONDS)
+        except subprocess.TimeoutExpired:
+            return f"nbgrader collect ran past {NBGRADER_SECONDS} s"
+        return f"nbgrader collect failed: {_last_error(proc)}" if proc.returncode else None
+
+    if len(students) > 1 and collect_of() is None:
+        return {}
+    failed = {student: collect_of("--student", student) for student in students}
+    return {student: why for student, why in failed.items() if why}
+
+
+def release(course: Path, entry: Entry, handed_in: Path, expected: list, problem: str) -> str:
+    """Feedback for one collected hand-in, generated and released; returns what the log says of it.
+    `problem`: why it was not graded, if it was not and its notebooks show no reason."""
+    student, assignment = entry.student, entry.assignment
+    graded = (Path(course) / "autograded" / student / assignment).is_dir()
+    reasons = []
+    if graded:
+        proc = run_nbgrader("generate_feedback", assignment, "--student", student, "--force",
+                            course=course, check=False, timeout=NBGRADER_SECONDS)
+        if proc.returncode:
+            reasons.append(f"nbgrader generate_feedback failed: {_last_error(proc)}")
+    reasons += write_not_graded_pages(Path(course) / "feedback" / student / assignment, handed_in, expected,
+                                      NO_PAGE if graded else problem,
+                                      dict(student=student, assignment=assignment, timestamp=entry.timestamp))
+    if not any(handed_in.glob("*.ipynb")):
+        reasons.append("no notebook in the submission")
+    proc = run_nbgrader("release_feedback", assignment, "--student", student,
+                        course=course, check=False, timeout=NBGRADER_SECONDS)
+    if proc.returncode:
+        reasons.append(f"nbgrader release_feedback failed: {_last_error(proc)}")
+    if not graded:
+        return "not graded: " + " ".join(reasons)
+    return score(course, student, assignment) + "".join(f"; {r}" for r in reasons)
+
+
+def score(course: Path, student: str, assignment: str) -> str:
+    """The submission's score out of the assignment's, as the gradebook has it."""
+    from nbgrader.api import Gradebook
+    with warnings.catch_warnings(), Gradebook(f"sqlite:///{Path(course) / 'gradebook.db'}") as gb:
+        warnings.simplefilter("ignore")
+        submission = gb.find_submission(assignment, student)
+        flagged = " (flagged for manual grading)" if submission.needs_manual_grade else ""
+        return f"{submission.score:g}/{submission.max_score:g}{flagged}"
+
+
+def assignment_notebooks(course: Path) -> dict:
+    """{assignment: [its notebooks' names]}, from the gradebook."""
+    from nbgrader.api import Gradebook
+    if not (Path(course) / "gradebook.db").is_file():   # nbgrader would make an empty one, and refuse every hand-in
+        raise FileNotFoundError(f"no gradebook.db in {course}: release the assignments first")
+    with warnings.catch_warnings(), Gradebook(f"sqlite:///{Path(course) / 'gradebook.db'}") as gb:
+        warnings.simplefilter("ignore")
+        return {a.name: [nb.name for nb in a.notebooks] for a in gb.assignments}
+
+
+def _last_error(proc) -> str:
+    lines = (proc.stdout + proc.stderr).splitlines()
+    errors = [line for line in lines if "ERROR" in line or "CRITICAL" in line] or lines[-1:]
+    return errors[-1].strip()[:300] if errors else "no output"
+
+
+# ---- a pass ------------------------------------------------------------------------------------
+
+class Pass:
+    """Some new hand-ins, from inbound/ to released feedback: each collected, all graded in one
+    autograde_all, one batch each (so that a slow notebook holds back no other), each released as
+    soon as its batch is in the gradebook. `abandoned` set: the service is stopping or starting over,
+    and a hand-in whose feedback is not out yet is left for the next start, not marked handled."""
+
+    def __init__(self, book: Book, exchange: Exchange, entries: list, client=None, abandoned=None):
+        self.book, self.exchange, self.entries, self.client = book, exchange, entries, client
+        self.abandoned = abandoned or threading.Event()
+        self.noticed = time.monotonic()
+        self.taken = {}       # {(student, assignment): (Entry, the copy collected)}: feedback not out yet
+        self.expected = {}
+        self.failed = False
+
+    def run(self) -> None:
+        from grader.class_grading.autograde import autograde_all
+        course = self.book.course
+        self.expected = assignment_notebooks(course)
+        staging = Path(tempfile.mkdtemp(prefix="collect-", dir=state_dir(course)))
+        try:
+            for entry in self.entries:
+                try:
+                    if not (SAFE_ID.match(entry.student) and entry.assignment in self.expected):
+                        raise Refused("not a student and an assignment of this course")
+                    self.taken[entry.key] = (entry, take(course, self.exchange, entry, staging))
+                except (Refused, OSError) as err:
+                    self.book.done(entry, f"refused: {err}", self.noticed)
+            for assignment in sorted({a for _, a in self.taken}):
+                students = [s for s, a in self.taken if a == assignment]
+                for student, why in collect(course, staging, assignment, students).items():
+                    self.book.done(self.taken.pop((student, assignment))[0], f"refused: {why}", self.noticed)
+            if self.taken:
+                # Graded by the course's coordinator, on a cluster that the service keeps. Measured on 2 idle
+                # cores, one 00_setup notebook: `nbgrader autograde A --student S` takes 9.7 s each time
+                # (nbgrader and torch imported, the judge's reference and the student's kernel started cold),
+                # autograde_all with a cluster of its own 9.8 s, on a warm cluster 3.9 to 4.3 s (each worker
+                # keeps a warm nbgrader and a zygote with torch imported).
+                autograde_all(course=course, only=list(self.taken), client=self.client, batch_max=1,
+                              progress=False, merged=self._merged)
+                for key in list(self.taken):   # refused by the grader, or never reached it
+                    self._finish(key, REFUSED)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def start(self) -> "Pass":
+        """run() in a thread of its own; a pass that fails as a whole sets `failed`."""
+        def run():
+            try:
+                self.run()
+            except Exception:
+                if not self.abandoned.is_set():
+                    traceback.print_exc()
+                    self.failed = True
+        self.thread = threading.Thread(target=run, name="autofeedback-pass", daemon=True)
+        self.thread.start()
+        return self
+
+    def busy(self) -> set:
+        """(student, assignment) of the hand-ins still on their way."""
+        return {e.key for e in self.entries if e.name not in self.book.handled} if self.thread.is_alive() else set()
+
+    def _merged(self, outcome) -> None:
+        """autograde_all's word that a batch is in the gradebook."""
+        for student in outcome.students:
+            if (student, outcome.assignment) in self.taken:
+                self._finish((student, outcome.assignment), TIMED_OUT if outcome.returncode == 124 else FAILED)
+
+    def _finish(self, key: tuple, problem: str) -> None:
+        entry, handed_in = self.taken.pop(key)
+        if self.abandoned.is_set():
+            return
+        try:
+            result = release(self.book.course, entry, handed_in, self.expected[entry.assignment], problem)
+        except Exception as err:   # this hand-in's feedback only; the others go on
+            traceback.print_exc()
+            result = f"not graded: feedback failed ({type(err).__name__}: {err})"
+        self.book.done(entry, result, self.noticed)
+
+
+def grade_pending(course: Path, exchange: Exchange | None = None, log: Path | None = None, client=None) -> int:
+    """One pass over what is new in inbound/, in this thread; returns how many hand-ins it handled.
+    `client`: a distributed.Client to grade on; None starts a cluster for this pass only."""
+    course = Path(course).resolve()
+    exchange = exchange or exchange_of(course)
+    book = Book(course, log)
+    entries, junk = book.new(os.listdir(exchange.inbound))
+    _ignore(book, junk)
+    if entries:
+        Pass(book, exchange, entries, client).run()
+    return len(entries) + len(junk)
+
+
+def _ignore(book: Book, junk: list) -> None:
+    for name in junk:
+        book.done(Entry(name, "?", "?", "?", None), f"ignored: {name!r} is not a submission's name", time.monotonic())
+
+
+# ---- the service -------------------------------------------------------------------------------
+
+class Stopped(BaseException):
+    """SIGTERM or SIGINT. A BaseException, as KeyboardInterrupt is, so that no `except Exception` holds it up."""
+
+
+def _stop(signum, frame):
+    signal.signal(signum, signal.SIG_DFL)   # a second signal ends it at once
+    raise Stopped(signal.Signals(signum).name)
+
+
+@contextmanager
+def warm_cluster(jobs: int | None = None):
+    """A distributed.Client on a LocalCluster of `jobs` workers (default: one per core), each warming up
+    at once (a zygote with torch imported, a warm nbgrader), so that the first hand-in does not wait
+    for that. The service keeps one for its whole life."""
+    from grader.class_grading.autograde import default_jobs, warm_up, worker_settings
+    from grader.class_grading.cluster import grading_client
+    from grader.wall import sandbox
+    jobs = jobs or default_jobs()
+    with grading_client(jobs) as client:
+        client.gather(warm_up(client, worker_settings(sandbox.enabled(), jobs), sandbox.enabled()))
+        yield client
+
+
+class Service:
+    """Polls inbound/ and starts a pass, in a thread, for what is new and not already on its way: a
+    notebook that runs long holds back no later hand-in, only one worker of the cluster (kept warm
+    for the service's life). A pass that fails as a whole (the cluster broke) leaves its hand-ins
+    unhandled; the service then starts a fresh cluster and takes them again."""
+
+    def __init__(self, course: Path, exchange: Exchange, log: Path | None = None, interval: float = 2.0):
+        self.course, self.exchange, self.interval = Path(course), exchange, interval
+        self.book = Book(course, log)
+        for stale in Path(course).glob(f"{STATE}/collect-*"):   # left by a service that was killed
+            shutil.rmtree(stale, ignore_errors=True)
+
+    def run(self) -> int:
+        signal.signal(signal.SIGTERM, _stop)
+        signal.signal(signal.SIGINT, _stop)
+        try:
+            while True:
+                abandoned, passes = threading.Event(), []
+                try:
+                    with warm_cluster() as client:
+                        try:
+                            print(f"autofeedback: watching {self.exchange.inbound} every {self.interval:g} s, "
+                                  f"log in {self.book.log}", flush=True)
+                            while not any(p.failed for p in passes):
+                                passes = [p for p in passes if p.thread.is_alive() or p.failed]
+                                self._poll(client, passes, abandoned)
+                                time.sleep(self.interval)
+                        finally:
+                            abandoned.set()   # before the cluster goes: what it was grading is left for later
+                except Exception:   # inbound/ unreadable, the cluster would not start
+                    traceback.print_exc()
+                time.sleep(RETRY_SECONDS)
+        except Stopped as why:
+            print(f"autofeedback: stopped ({why})", flush=True)
+            return 0
+
+    def _poll(self, client, passes: list, abandoned: threading.Event) -> None:
+        entries, junk = self.book.new(os.listdir(self.exchange.inbound))
+        _ignore(self.book, junk)
+        busy = set().union(*(p.busy() for p in passes))
+        entries = [e for e in entries if e.key not in busy]   # a resubmission waits for the one before
+        if entries:
+            passes.append(Pass(self.book, self.exchange, entries, client, abandoned).start())
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m grader.hub.autofeedback", description=__doc__.split("\n")[0])
+    parser.add_argument("--course", required=True, type=Path,
+                        help="the course directory (nbgrader_config.py, gradebook.db)")
+    parser.add_argument("--interval", type=float, default=2.0,
+                        help="seconds between two looks at inbound/ (default 2)")
+    parser.add_argument("--log", type=Path, default=None,
+                        help="one line per hand-in (default <course>/autofeedback.log)")
+    parser.add_argument("--once", action="store_true", help="one pass, then exit")
+    args = parser.parse_args(argv)
+    course = args.course.resolve()
+    if args.once:
+        grade_pending(course, log=args.log)
+        return 0
+    return Service(course, exchange_of(course), args.log, args.interval).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
