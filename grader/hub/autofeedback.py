@@ -381,6 +381,9 @@ def main(argv=None) -> int:
     parser.add_argument("--once", action="store_true", help="one pass, then exit")
     args = parser.parse_args(argv)
     course = args.course.resolve()
+    # A hub's course directory belongs to the instructors' group (setgid, grader/hub/layout.py): what
+    # the service writes there (autograded/, feedback/, the log) stays theirs to regrade and remove.
+    os.umask(0o007)
     if args.once:
         grade_pending(course, log=args.log)
         return 0
