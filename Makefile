@@ -69,9 +69,9 @@ hub: setup $(PROXY)  ## JupyterHub for a class from ROSTER (hub/roster.txt): mak
 	$(PY) -m grader.hub $(ROSTER) --root $(HUB_ROOT) --url $(HUB_URL)
 
 # COURSE_QUICK shortens training and COURSE_OFFLINE keeps off the network (FashionMNIST from disk), as in CI,
-# so that nbval compares against the outputs committed in solutions/. nbval, then the class-on-a-hub
-# tests (BESIDE: mostly waiting on a browser and a hub), run beside the suite, on the CPU the suite
-# leaves idle (its serial tests); their logs are printed after the suite's.
+# so that nbval compares against the outputs committed in solutions/. The class-on-a-hub tests
+# (BESIDE: mostly waiting on a browser and a hub), then nbval, run beside the suite, on the CPU its
+# serial tests leave idle (tests/conftest.py runs the busy modules last); their log follows the suite's.
 # A hang anywhere is stopped after TEST_TIMEOUT seconds (SIGINT: pytest still prints where it was)
 # rather than holding CI to its own limit; a quiet 2-core machine needs about 700.
 BESIDE_LOG := .beside.log
@@ -80,13 +80,13 @@ TEST_TIMEOUT ?= 3600
 STOP_HANG = timeout -k 60 -s INT $(TEST_TIMEOUT)
 test: setup $(PROXY)  ## run the whole suite: harness tests, end-to-end grading, nbval on solutions/
 	@export COURSE_QUICK=1 COURSE_OFFLINE=1; \
-	{ $(STOP_HANG) $(PY) -m pytest --nbval solutions --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 300 \
+	{ $(STOP_HANG) $(PY) -m pytest $(BESIDE) -p no:cacheprovider --durations=10 && hub=0 || hub=$$?; \
+	  $(STOP_HANG) $(PY) -m pytest --nbval solutions --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 300 \
 		-p no:cacheprovider && notebooks=0 || notebooks=$$?; \
-	  $(STOP_HANG) $(PY) -m pytest $(BESIDE) -p no:cacheprovider --durations=10 && hub=0 || hub=$$?; \
 	  test $$notebooks = 0 && test $$hub = 0; } > $(BESIDE_LOG) 2>&1 & beside=$$!; \
 	$(STOP_HANG) $(PY) -m pytest tests $(addprefix --ignore=,$(BESIDE)) --durations=40 && suite=0 || suite=$$?; \
 	wait $$beside && others=0 || others=$$?; \
-	echo "---- nbval on solutions/, then $(BESIDE) (ran beside the suite) ----"; cat $(BESIDE_LOG); \
+	echo "---- $(BESIDE), then nbval on solutions/ (ran beside the suite) ----"; cat $(BESIDE_LOG); \
 	test $$suite = 0 && test $$others = 0
 
 doctor: setup  ## check Python, torch, nbgrader, jupyterlab, CPU threads, CUDA and MPS

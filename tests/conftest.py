@@ -170,8 +170,8 @@ os.environ.setdefault("COURSE_QUICK", "1")
 os.environ.setdefault("COURSE_OFFLINE", "1")
 
 
-# `make test` runs nbval beside this suite. The modules that keep both cores busy on their own
-# (graded classes, torchrun launches) run last, so that nbval's kernel gets the core that the
+# `make test` runs the hub's tests and nbval beside this suite. The modules that keep both cores busy
+# on their own (graded classes, torchrun launches) run last, so that those get the core that the
 # serial tests before them leave idle.
 BUSY_MODULES = ("test_chapters", "test_cluster_grading", "test_hostile", "test_parallel_grading", "test_ddp", "test_run_all", "test_no_answer_ships")
 
