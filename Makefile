@@ -71,7 +71,8 @@ hub: setup $(PROXY)  ## JupyterHub for a class from ROSTER (hub/roster.txt): mak
 # COURSE_QUICK shortens training and COURSE_OFFLINE keeps off the network (FashionMNIST from disk), as in CI,
 # so that nbval compares against the outputs committed in solutions/. The class-on-a-hub tests
 # (BESIDE: mostly waiting on a browser and a hub), then nbval, run beside the suite, on the CPU its
-# serial tests leave idle (tests/conftest.py runs the busy modules last); their log follows the suite's.
+# serial tests leave idle (tests/conftest.py runs the busy modules last), at a lower priority so that
+# they take that core rather than share the suite's; their log follows the suite's.
 # A hang anywhere is stopped after TEST_TIMEOUT seconds (SIGINT: pytest still prints where it was)
 # rather than holding CI to its own limit; a quiet 2-core machine needs about 700.
 BESIDE_LOG := .beside.log
@@ -80,8 +81,8 @@ TEST_TIMEOUT ?= 3600
 STOP_HANG = timeout -k 60 -s INT $(TEST_TIMEOUT)
 test: setup $(PROXY)  ## run the whole suite: harness tests, end-to-end grading, nbval on solutions/
 	@export COURSE_QUICK=1 COURSE_OFFLINE=1; \
-	{ $(STOP_HANG) $(PY) -m pytest $(BESIDE) -p no:cacheprovider --durations=10 && hub=0 || hub=$$?; \
-	  $(STOP_HANG) $(PY) -m pytest --nbval solutions --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 300 \
+	{ nice -n 10 $(STOP_HANG) $(PY) -m pytest $(BESIDE) -p no:cacheprovider --durations=10 && hub=0 || hub=$$?; \
+	  nice -n 10 $(STOP_HANG) $(PY) -m pytest --nbval solutions --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 300 \
 		-p no:cacheprovider && notebooks=0 || notebooks=$$?; \
 	  test $$notebooks = 0 && test $$hub = 0; } > $(BESIDE_LOG) 2>&1 & beside=$$!; \
 	$(STOP_HANG) $(PY) -m pytest tests $(addprefix --ignore=,$(BESIDE)) --durations=40 && suite=0 || suite=$$?; \

@@ -66,8 +66,9 @@ def wait_healthy(url: str, hub: subprocess.Popen, log: Path) -> None:
 
 
 @contextmanager
-def running_hub(roster_text: str):
-    """A hub for the roster, set up and started as `make hub` does it; everything it made is removed
+def running_hub(roster_text: str, chapters=None):
+    """A hub for the roster, set up and started as `make hub` does it (`chapters`: those released,
+    default every one); everything it made is removed
     on the way out: the hub stopped (its process group), the roster's users, the folder."""
     root = Path(tempfile.mkdtemp(prefix="course-hub-"))
     os.chmod(root, 0o755)
@@ -77,7 +78,7 @@ def running_hub(roster_text: str):
     repo_mode = REPO_ROOT.stat().st_mode
     process = None
     try:
-        layout = deploy.setup(roster, root / "hub", url)
+        layout = deploy.setup(roster, root / "hub", url, chapters)
         passwords = dict(line.split() for line in layout.passwords.read_text().splitlines())
         process = deploy.start(layout)
         wait_healthy(url, process, layout.log)

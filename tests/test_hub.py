@@ -36,7 +36,7 @@ def hub():
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(message)
         pytest.skip(message)
-    with running_hub(f"instructor {INSTRUCTOR}\nstudent {A}\nstudent {B}\n") as hub:
+    with running_hub(f"instructor {INSTRUCTOR}\nstudent {A}\nstudent {B}\n", chapters=[CHAPTER]) as hub:
         yield hub
 
 

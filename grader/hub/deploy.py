@@ -220,12 +220,13 @@ def released(layout: HubLayout) -> list:
     return sorted(p.name for p in outbound.iterdir()) if outbound.is_dir() else []
 
 
-def release_all(layout: HubLayout) -> list:
-    """Release every chapter to the hub's exchange, as `make release` does for one machine."""
+def release_all(layout: HubLayout, chapters=None) -> list:
+    """Release the chapters (default: every one) to the hub's exchange, as `make release` does for
+    one machine."""
     from grader.release import release
     old = os.umask(0o007)   # what nbgrader writes in the course directory stays the instructors'
     try:
-        names = release(course=layout.course)
+        names = release(chapters, course=layout.course)
     finally:
         os.umask(old)
     open_to_instructors(layout.course)
@@ -259,8 +260,9 @@ def write_hub_config(layout: HubLayout, people, url: str) -> None:
            mode=0o600)
 
 
-def setup(roster: Path, root: Path, url: str = DEFAULT_URL, release: bool = True) -> HubLayout:
-    """Everything `make hub` does before starting JupyterHub. Returns the layout."""
+def setup(roster: Path, root: Path, url: str = DEFAULT_URL, chapters=None) -> HubLayout:
+    """Everything `make hub` does before starting JupyterHub; `chapters`: those to release the first
+    time (default: every one). Returns the layout."""
     check_platform()
     people = read_roster(roster)
     close_repository()
@@ -276,8 +278,8 @@ def setup(roster: Path, root: Path, url: str = DEFAULT_URL, release: bool = True
     configure_homes(people, layout)
     prepare_course(layout)
     prepare_exchange(layout)
-    if release and not released(layout):
-        release_all(layout)
+    if not released(layout):
+        release_all(layout, chapters)
     enrol(people, layout)
     write_hub_config(layout, people, url)
     print(f"make hub: {len(people)} people on the roster, {len(created)} new users "
