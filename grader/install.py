@@ -49,8 +49,9 @@ def uv_options(config: dict) -> list:
     return options
 
 
-def install(args: list) -> None:
-    """pip install --no-deps ARGS, by uv where it can be installed, else by pip."""
+def install(args: list, compile_bytecode: bool = True) -> None:
+    """pip install --no-deps ARGS, by uv where it can be installed, else by pip. compile_bytecode
+    False: the caller brings the bytecode (make hub links the course's, grader/hub/deploy.py)."""
     if _pip("install", "-q", UV, check=False).returncode != 0:
         print(f"{UV} could not be installed: pip installs the packages (slower)", file=sys.stderr)
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", *args], check=True)
@@ -60,10 +61,12 @@ def install(args: list) -> None:
     if config.get("cert"):
         env.setdefault("SSL_CERT_FILE", config["cert"][0])
     subprocess.run([sys.executable, "-m", "uv", "pip", "install", "--quiet", "--python", sys.executable,
-                    "--no-deps", "--compile-bytecode", *uv_options(config), *args], check=True, env=env)
+                    "--no-deps", *(["--compile-bytecode"] if compile_bytecode else []), *uv_options(config), *args],
+                   check=True, env=env)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 2:
-        sys.exit("usage: python -m grader.install -r requirements.lock  |  python -m grader.install -e .")
-    install(sys.argv[1:])
+    args = sys.argv[1:]
+    if not args:
+        sys.exit("usage: python -m grader.install [--no-compile] -r requirements.lock  |  python -m grader.install -e .")
+    install([a for a in args if a != "--no-compile"], compile_bytecode="--no-compile" not in args)

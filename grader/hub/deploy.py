@@ -16,6 +16,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -144,14 +145,46 @@ def _lock_digest() -> str:
     return hashlib.sha256((REPO_ROOT / "requirements.lock").read_bytes()).hexdigest()
 
 
+def _ask(python: Path, code: str) -> str:
+    return subprocess.run([str(python), "-c", code], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def link_bytecode(source: Path, target: Path) -> int:
+    """Hard-link each __pycache__ file of `source` (site-packages) into the same folder of `target`,
+    where that package exists. The sources are links to the same files (uv's cache), so the
+    bytecode's recorded mtime and size match them (where they do not, Python compiles in memory:
+    slower imports, same result). Returns how many files were linked."""
+    linked = 0
+    for folder, _, files in os.walk(source):
+        if Path(folder).name != "__pycache__":
+            continue
+        into = target / Path(folder).relative_to(source)
+        if not into.parent.is_dir():
+            continue
+        into.mkdir(exist_ok=True)
+        for name in files:
+            try:
+                os.link(Path(folder) / name, into / name)
+                linked += 1
+            except FileExistsError:
+                pass
+    return linked
+
+
 def build_environment(layout: HubLayout) -> None:
     """A venv from the system's Python with the course's lock, the course's packages (editable, from
     code/) and the settings every JupyterLab on this hub shares. Rebuilt only when the lock changed."""
     stamp = layout.env / ".lock-sha256"
     if not (layout.python.exists() and stamp.exists() and stamp.read_text() == _lock_digest()):
         subprocess.run([SYSTEM_PYTHON, "-m", "venv", "--clear", str(layout.env)], check=True)
-        install = [str(layout.python), "-m", "grader.install"]
-        subprocess.run([*install, "-r", str(REPO_ROOT / "requirements.lock")], check=True, cwd=REPO_ROOT)
+        packages = Path(_ask(layout.python, "import sysconfig; print(sysconfig.get_paths()['purelib'])"))
+        # Same lock, same Python minor version: the course's .venv already holds the bytecode of every
+        # package (and nobody but root could write it here); link it instead of compiling it again.
+        same = _ask(layout.python, "import sys; print(sys.version_info[:2])") == str(sys.version_info[:2])
+        subprocess.run([str(layout.python), "-m", "grader.install", *([] if not same else ["--no-compile"]),
+                        "-r", str(REPO_ROOT / "requirements.lock")], check=True, cwd=REPO_ROOT)
+        if same:
+            link_bytecode(Path(sysconfig.get_paths()["purelib"]), packages)
         stamp.write_text(_lock_digest())
     subprocess.run([str(layout.python), "-m", "grader.install", "-e", str(layout.code)], check=True,
                    cwd=REPO_ROOT)
