@@ -151,7 +151,7 @@ def test_an_instructor_grades_as_themselves_behind_the_wall(hub):
     on A's submission (collected by the feedback service in the browser test above)."""
     from nbgrader.api import Gradebook
     exercise, _ = expected_scores()
-    env = {"HOME": f"/home/{INSTRUCTOR}", "PATH": f"{hub.layout.env / 'bin'}:/usr/bin:/bin"}
+    env = {"HOME": f"/home/{INSTRUCTOR}", "PATH": hub.layout.path}
     for step in (["autograde", CHAPTER, "--student", A, "--force"], ["generate_feedback", CHAPTER, "--student", A, "--force"]):
         proc = subprocess.run(["runuser", "-u", INSTRUCTOR, "--", "env", *(f"{k}={v}" for k, v in env.items()),
                                "nbgrader", *step], cwd=env["HOME"], capture_output=True, text=True, timeout=300)

@@ -325,4 +325,4 @@ def start(layout: HubLayout) -> subprocess.Popen:
     log = open(layout.log, "a")
     return subprocess.Popen([str(layout.env / "bin" / "jupyterhub"), "-f", str(layout.config)],
                             cwd=layout.state, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                            env=dict(os.environ, PATH=f"{layout.env / 'bin'}:/usr/bin:/bin"))
+                            env=dict(os.environ, PATH=layout.path))

@@ -32,8 +32,7 @@ def configure(c, root: Path, url: str, proxy: str, people: list) -> None:
     c.Spawner.cmd = [str(layout.env / "bin" / "jupyterhub-singleuser")]
     c.Spawner.default_url = "/lab"
     c.Spawner.notebook_dir = "~"
-    # The hub's own PATH may lead into root's Python: each person gets the hub's environment first.
-    c.Spawner.environment = {"PATH": f"{layout.env / 'bin'}:/usr/local/bin:/usr/bin:/bin"}
+    c.Spawner.environment = {"PATH": layout.path}
     c.Spawner.start_timeout = SPAWN_SECONDS
     c.Spawner.http_timeout = SPAWN_SECONDS
 
@@ -44,5 +43,5 @@ def configure(c, root: Path, url: str, proxy: str, people: list) -> None:
         "name": "autofeedback",
         "command": [str(layout.python), "-m", "grader.hub.autofeedback", "--course", str(layout.course)],
         "cwd": str(layout.course),
-        "environment": {"PATH": f"{layout.env / 'bin'}:/usr/local/bin:/usr/bin:/bin"},
+        "environment": {"PATH": layout.path},
     }]

@@ -28,6 +28,12 @@ class HubLayout:
         return self.env / "bin" / "python"
 
     @property
+    def path(self) -> str:
+        """PATH for everything the hub runs: its environment first (the hub's own PATH may lead into
+        root's Python, which nobody else may run)."""
+        return f"{self.env / 'bin'}:/usr/local/bin:/usr/bin:/bin"
+
+    @property
     def code(self) -> Path:
         return self.root / "code"
 
