@@ -19,14 +19,14 @@ def die_with_parent() -> None:
 
 
 def serve(fd: int, preload, child, wait: bool) -> None:
-    """Import `preload`, say ready on the socket `fd`, then per request line fork a child that runs
+    """Import `preload` (module names, or functions that import), say ready on the socket `fd`, then per request line fork a child that runs
     child(request) (it must not return) and reply {"pid": ...}; with `wait`, then wait for the child
     and reply {"code": its exit status}; without, children are reaped by the system."""
     die_with_parent()
     if not wait:
         signal.signal(signal.SIGCHLD, signal.SIG_IGN)
-    for name in preload:
-        importlib.import_module(name)
+    for item in preload:
+        item() if callable(item) else importlib.import_module(item)
     channel = socket.socket(fileno=fd)
     channel.sendall(b'{"ready": true}\n')
     for line in channel.makefile("r"):
