@@ -70,13 +70,15 @@ hub: setup $(PROXY)  ## JupyterHub for a class from ROSTER (hub/roster.txt): mak
 
 # COURSE_QUICK shortens training and COURSE_OFFLINE keeps off the network (FashionMNIST from disk), as in CI,
 # so that nbval compares against the outputs committed in solutions/. The class-on-a-hub tests
-# (BESIDE: mostly waiting on a browser and a hub), then nbval, run beside the suite, on the CPU its
-# serial tests leave idle (tests/conftest.py runs the busy modules last), at a lower priority so that
-# they take that core rather than share the suite's; their log follows the suite's.
+# (BESIDE: mostly waiting on a browser and a hub), then nbval, then two busy modules that need no
+# fixture but the released course (LATER) run beside the suite, on the CPU it leaves idle: its serial tests
+# first, then the gaps between its busy modules (tests/conftest.py runs those last). They run at a
+# lower priority so that they take that CPU rather than share the suite's; their log follows the suite's.
 # A hang anywhere is stopped after TEST_TIMEOUT seconds (SIGINT: pytest still prints where it was)
 # rather than holding CI to its own limit; a quiet 2-core machine needs about 700.
 BESIDE_LOG := .beside.log
 BESIDE := tests/test_hub.py tests/test_autofeedback.py
+LATER := tests/test_run_all.py tests/test_no_answer_ships.py
 TEST_TIMEOUT ?= 3600
 STOP_HANG = timeout -k 60 -s INT $(TEST_TIMEOUT)
 test: setup $(PROXY)  ## run the whole suite: harness tests, end-to-end grading, nbval on solutions/
@@ -84,10 +86,11 @@ test: setup $(PROXY)  ## run the whole suite: harness tests, end-to-end grading,
 	{ nice -n 10 $(STOP_HANG) $(PY) -m pytest $(BESIDE) -p no:cacheprovider --durations=10 && hub=0 || hub=$$?; \
 	  nice -n 10 $(STOP_HANG) $(PY) -m pytest --nbval solutions --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 300 \
 		-p no:cacheprovider && notebooks=0 || notebooks=$$?; \
-	  test $$notebooks = 0 && test $$hub = 0; } > $(BESIDE_LOG) 2>&1 & beside=$$!; \
-	$(STOP_HANG) $(PY) -m pytest tests $(addprefix --ignore=,$(BESIDE)) --durations=40 && suite=0 || suite=$$?; \
+	  nice -n 10 $(STOP_HANG) $(PY) -m pytest $(LATER) -p no:cacheprovider --durations=5 && later=0 || later=$$?; \
+	  test $$notebooks = 0 && test $$hub = 0 && test $$later = 0; } > $(BESIDE_LOG) 2>&1 & beside=$$!; \
+	$(STOP_HANG) $(PY) -m pytest tests $(addprefix --ignore=,$(BESIDE) $(LATER)) --durations=40 && suite=0 || suite=$$?; \
 	wait $$beside && others=0 || others=$$?; \
-	echo "---- $(BESIDE), then nbval on solutions/ (ran beside the suite) ----"; cat $(BESIDE_LOG); \
+	echo "---- $(BESIDE), nbval on solutions/, then $(LATER) (ran beside the suite) ----"; cat $(BESIDE_LOG); \
 	test $$suite = 0 && test $$others = 0
 
 doctor: setup  ## check Python, torch, nbgrader, jupyterlab, CPU threads, CUDA and MPS

@@ -35,8 +35,8 @@ def hand_in_chapter(chapter: str, course: Path) -> list:
 
 def grade_serially(chapters, released_course: Path, workdir: Path) -> dict:
     """{chapter: course}: each chapter handed in and graded by plain `nbgrader autograde` in its own
-    copy of `released_course` (its own gradebook), so chapters are graded side by side, one
-    nbgrader process per core, without sharing a sqlite file."""
+    copy of `released_course` (its own gradebook), so chapters are graded side by side without
+    sharing a sqlite file."""
     copies = {}
     for chapter in chapters:
         copies[chapter] = Path(workdir) / f"serial_{chapter}" / "course"
@@ -47,7 +47,8 @@ def grade_serially(chapters, released_course: Path, workdir: Path) -> dict:
         grade_assignment(chapter, copies[chapter])
 
     ordered = sorted(chapters, key=lambda c: (c not in SLOW_CHAPTERS, SLOW_CHAPTERS.index(c) if c in SLOW_CHAPTERS else 0, c))
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+    # one more nbgrader than cores: each waits now and then (a kernel starting, the reference run)
+    with ThreadPoolExecutor(max_workers=(os.cpu_count() or 2) + 1) as pool:
         for future in [pool.submit(grade, chapter) for chapter in ordered]:
             future.result()
     return copies
