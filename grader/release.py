@@ -21,10 +21,12 @@ for name in sys.argv[1:]:
 '''
 
 
-def release(names=None, course: Path = REPO_ROOT) -> list:
+def release(names=None, course: Path = REPO_ROOT, local_exchange: bool = True) -> list:
     """`nbgrader generate_assignment --force` and `release_assignment` for each chapter (all by
-    default); return their names."""
+    default); return their names. `local_exchange`: the course's own exchange folder (make lab's)
+    is made if missing; a hub's course releases into the hub's exchange instead."""
     names = list(names) if names else chapters(course)
-    (Path(course) / EXCHANGE).mkdir(exist_ok=True)
+    if local_exchange:
+        (Path(course) / EXCHANGE).mkdir(exist_ok=True)
     nbgrader_api(_GENERATE, *names, course=course)
     return names

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.course import REPO_ROOT, release_notebook
+from grader.course import EXCHANGE, REPO_ROOT, release_notebook
 from grader.hub import deploy, unix_users
 from hub_session import SLOW, Hub, chromium, log_in, running_hub
 from test_browser import ANSWER, EXERCISE, cell, screenshot_on_failure
@@ -158,6 +158,7 @@ def test_an_instructor_grades_as_themselves_behind_the_wall(hub):
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     with Gradebook(f"sqlite:///{hub.layout.course / 'gradebook.db'}") as gradebook:
         assert gradebook.find_submission(CHAPTER, A).score == exercise
+    assert not (hub.layout.course / EXCHANGE).exists(), "the course releases into the hub's exchange only"
     # what one instructor writes, the others can change (the setgid course directory, groupshared)
     feedback = (hub.layout.course / "feedback" / A / CHAPTER / f"{CHAPTER}.html").stat()
     assert feedback.st_gid == grp.getgrnam(unix_users.INSTRUCTORS).gr_gid and feedback.st_mode & 0o020

@@ -259,7 +259,7 @@ def release_all(layout: HubLayout, chapters=None) -> list:
     from grader.release import release
     old = os.umask(0o007)   # what nbgrader writes in the course directory stays the instructors'
     try:
-        names = release(chapters, course=layout.course)
+        names = release(chapters, course=layout.course, local_exchange=False)
     finally:
         os.umask(old)
     open_to_instructors(layout.course)
