@@ -68,8 +68,8 @@ def wait_healthy(url: str, hub: subprocess.Popen, log: Path) -> None:
 @contextmanager
 def running_hub(roster_text: str, chapters=None):
     """A hub for the roster, set up and started as `make hub` does it (`chapters`: those released,
-    default every one); everything it made is removed
-    on the way out: the hub stopped (its process group), the roster's users, the folder."""
+    default every one); everything it made is removed on the way out: the hub stopped (its process
+    group), the roster's users, the folder."""
     root = Path(tempfile.mkdtemp(prefix="course-hub-"))
     os.chmod(root, 0o755)
     roster = root / "roster.txt"

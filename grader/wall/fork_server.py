@@ -19,9 +19,10 @@ def die_with_parent() -> None:
 
 
 def serve(fd: int, preload, child, wait: bool) -> None:
-    """Import `preload` (module names, or functions that import), say ready on the socket `fd`, then per request line fork a child that runs
-    child(request) (it must not return) and reply {"pid": ...}; with `wait`, then wait for the child
-    and reply {"code": its exit status}; without, children are reaped by the system."""
+    """Import `preload` (module names, or functions that import), say ready on the socket `fd`, then
+    per request line fork a child that runs child(request) (it must not return) and reply
+    {"pid": ...}; with `wait`, then wait for the child and reply {"code": its exit status}; without,
+    children are reaped by the system."""
     die_with_parent()
     if not wait:
         signal.signal(signal.SIGCHLD, signal.SIG_IGN)

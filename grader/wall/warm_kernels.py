@@ -26,16 +26,14 @@ def import_pyplot() -> None:
     the folder a private one, gone once the import is done (it would be a fresh one in each kernel
     anyway), so that root reads no configuration from a folder other users can write."""
     os.environ.setdefault("MPLBACKEND", INLINE_BACKEND)
-    folder = tempfile.mkdtemp(prefix="zygote-matplotlib-")
-    saved = os.environ.get("MPLCONFIGDIR")
-    os.environ["MPLCONFIGDIR"] = folder
+    saved = dict(os.environ)
+    os.environ["MPLCONFIGDIR"] = folder = tempfile.mkdtemp(prefix="zygote-matplotlib-")
     try:
         import matplotlib.pyplot  # noqa: F401
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-        os.environ.pop("MPLCONFIGDIR")
-        if saved is not None:
-            os.environ["MPLCONFIGDIR"] = saved
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 PRELOAD = ("torch", "torchvision", import_pyplot, "ipykernel.kernelapp", "ipykernel.ipkernel")
