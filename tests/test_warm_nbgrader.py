@@ -1,10 +1,23 @@
 """The warm nbgrader of a grading worker (grader/class_grading/warm_nbgrader.py): nbgrader's own
 command line in a fork of a process that imported it once; a run past its time is killed and the
-server goes on serving."""
+server goes on serving; several threads run nbgrader through one server at once, each on a
+connection of its own (grader/wall/fork_server.py), and a run whose client went away is stopped."""
+import json
+import threading
 import time
+from pathlib import Path
+
+import psutil
 
 from grader.class_grading.warm_nbgrader import WarmNbgrader
 from grader.course import tool_env
+from grader.wall import fork_server
+
+
+def _stuck_course(folder):
+    folder.mkdir()
+    (folder / "nbgrader_config.py").write_text("import time\ntime.sleep(600)\n")   # nbgrader loads it first
+    return folder
 
 
 def test_runs_nbgrader_and_stops_a_run_past_its_time(tmp_path):
@@ -13,9 +26,7 @@ def test_runs_nbgrader_and_stops_a_run_past_its_time(tmp_path):
         assert server.run(["--version"], tmp_path, tool_env(), tmp_path / "log", timeout=60) == 0
         assert "nbgrader version" in (tmp_path / "log").read_text()
 
-        stuck = tmp_path / "stuck"
-        stuck.mkdir()
-        (stuck / "nbgrader_config.py").write_text("import time\ntime.sleep(600)\n")   # nbgrader loads it first
+        stuck = _stuck_course(tmp_path / "stuck")
         start = time.perf_counter()
         assert server.run(["autograde", "ps1"], stuck, tool_env(), stuck / "log", timeout=3) == 124
         assert time.perf_counter() - start < 30
@@ -27,3 +38,32 @@ def test_runs_nbgrader_and_stops_a_run_past_its_time(tmp_path):
         assert server.alive()
     finally:
         server.stop()
+
+
+def test_threads_share_one_server_and_a_run_whose_client_left_is_stopped(tmp_path):
+    server = WarmNbgrader(tool_env())
+    try:
+        assert server.run(["--version"], tmp_path, tool_env(), tmp_path / "log", timeout=60) == 0   # warm
+        # one thread's run is stuck; another's, through the same server, still ends at once
+        stuck = _stuck_course(tmp_path / "stuck")
+        blocked = threading.Thread(target=server.run, args=(["autograde", "ps1"], stuck, tool_env(), stuck / "log", 8))
+        blocked.start()
+        start = time.perf_counter()
+        assert server.run(["--version"], tmp_path, tool_env(), tmp_path / "log", timeout=60) == 0
+        assert blocked.is_alive() and time.perf_counter() - start < 6, "the second run waited for the first"
+        blocked.join()
+
+        # a client that goes away (its worker was killed) takes its nbgrader with it
+        with fork_server.connect(server.path) as channel:
+            channel.sendall(json.dumps({"argv": ["autograde", "ps1"], "cwd": str(stuck), "env": tool_env(),
+                                        "log": str(stuck / "log2")}).encode() + b"\n")
+            pid = json.loads(channel.makefile("r").readline())["pid"]
+            assert psutil.pid_exists(pid)
+        deadline = time.time() + 10
+        while psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+            assert time.time() < deadline, "nbgrader outlived the client that asked for it"
+            time.sleep(0.1)
+        assert server.alive()
+    finally:
+        server.stop()
+    assert not Path(server.path).parent.exists(), "the folder of its socket stayed behind"

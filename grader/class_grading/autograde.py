@@ -157,7 +157,7 @@ def autograde_all(jobs: int | None = None, course: Path = REPO_ROOT, extra_args=
     spent = Counter() if spent is None else spent
     started = time.perf_counter()
     if client is None:
-        with grading_client(jobs, scheduler) as client:
+        with grading_client(jobs, scheduler, wall=wall) as client:
             spent[timings.CLUSTER] += time.perf_counter() - started
             return _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progress, verbose, spent,
                              batch_max, merged)

@@ -22,7 +22,7 @@ from grader import timings
 from grader.class_grading.transfer import read_rows, read_tree, write_tree
 from grader.class_grading.warm_nbgrader import WarmNbgrader
 from grader.course import SOURCE, tool_env
-from grader.wall import sandbox
+from grader.wall import fork_server, sandbox
 
 @dataclass(frozen=True)
 class AssignmentFiles:
@@ -69,11 +69,13 @@ class BatchOutcome:
 
 def warm_up(env: dict, wall: bool = True) -> None:
     """Start this worker's zygote and warm nbgrader without waiting for them to be ready: the task
-    ends at once, so the worker looks free to the scheduler, and its first batch finds them warm (or
-    waits for them). Here, in a task's thread, which lives as long as the worker: each of the two
+    ends at once, so the worker looks free to the scheduler, and its first batches find them warm (or
+    wait for them). Here, in a task's thread, which lives as long as the worker: each of the two
     dies with the thread that started it (PR_SET_PDEATHSIG)."""
     _take_settings(env, wall)
-    _warm_nbgrader(sandbox.Zygote.for_child(wait=False) if wall else {})
+    if wall:
+        sandbox.Zygote.for_child()
+    _warm_nbgrader()
 
 
 def hold(files: AssignmentFiles) -> AssignmentFiles:
@@ -85,16 +87,22 @@ class WallMissing(RuntimeError):
     """A worker that cannot put student code behind the wall refuses to grade."""
 
 
+_settings_lock = threading.Lock()   # the worker's threads take the same settings, one at a time
+
+
 def _take_settings(env: dict, wall: bool) -> None:
     """The coordinator's COURSE_* settings (the wall's limits, quick mode...) replace this worker's own,
     for its kernels and the nbgrader processes it starts; then check that the wall can stand here."""
-    for name in [n for n in os.environ if n.startswith("COURSE_")]:
-        del os.environ[name]
-    os.environ.update({k: v for k, v in env.items() if k.startswith("COURSE_")})   # COURSE_SANDBOX included
-    if sandbox.Zygote.stderr is None:
-        # kernels' own messages (torch's profiler writes some) go to a file in the worker's folder,
-        # not to the terminal of the command that started a LocalCluster
-        sandbox.Zygote.stderr = open(Path(_scratch_root()) / "kernels-stderr.txt", "ab")
+    wanted = {k: v for k, v in env.items() if k.startswith("COURSE_")}   # COURSE_SANDBOX included
+    with _settings_lock:
+        if wanted != {k: v for k, v in os.environ.items() if k.startswith("COURSE_")}:
+            for name in [n for n in os.environ if n.startswith("COURSE_")]:
+                del os.environ[name]
+            os.environ.update(wanted)
+        if sandbox.Zygote.stderr is None:
+            # kernels' own messages (torch's profiler writes some) go to a file in the worker's folder,
+            # not to the terminal of the command that started a LocalCluster
+            sandbox.Zygote.stderr = open(Path(_scratch_root()) / "kernels-stderr.txt", "ab")
     if wall and not sandbox.bwrap():
         raise WallMissing(f"worker {socket.gethostname()} cannot grade behind the wall: {sandbox.INSTALL_HINT} "
                           "Install bubblewrap on every worker, or grade without the wall (COURSE_SANDBOX=0) "
@@ -143,7 +151,7 @@ def reference_task(files: AssignmentFiles, students: list, env: dict, wall: bool
     from nbgrader.api import Gradebook
     _take_settings(env, wall)
     if wall:
-        sandbox.Zygote.for_child(wait=False)   # started here, in the task's thread (see warm_up), if not yet
+        sandbox.Zygote.for_child()   # started here, in the task's thread (see warm_up), if not yet
     with tempfile.TemporaryDirectory(prefix=f"reference-{files.assignment[:20]}-", dir=_scratch_root()) as tmp:
         course = make_course(Path(tmp), files, {})
         db = f"sqlite:///{course / 'gradebook.db'}"
@@ -189,19 +197,21 @@ def _for_students(references: list, students) -> dict:
     return merged
 
 
-_warm = None   # this worker's WarmNbgrader, and the zygote channel its forks inherit
+_warm = None   # this worker's WarmNbgrader
 _warm_lock = threading.Lock()
 
 
-def _warm_nbgrader(zygote: dict) -> WarmNbgrader:
-    """The worker's warm nbgrader, started again if it died or the zygote it hands on changed."""
+def _warm_nbgrader(instead_of: WarmNbgrader | None = None) -> WarmNbgrader:
+    """The warm nbgrader this worker was named (make autograde's LocalCluster), else its own, started
+    again if it died or failed (`instead_of`)."""
     global _warm
     with _warm_lock:
-        if _warm is None or not _warm[0].alive() or _warm[1] != zygote:
+        if _warm is None or not _warm.alive() or _warm is instead_of:
             if _warm is not None:
-                _warm[0].stop()
-            _warm = (WarmNbgrader(tool_env(), pass_fds=[int(fd) for fd in zygote.values()]), dict(zygote))
-        return _warm[0]
+                _warm.stop()
+            named = fork_server.named(WarmNbgrader.PATH) if _warm is None else None
+            _warm = WarmNbgrader(path=named) if named else WarmNbgrader(tool_env())
+        return _warm
 
 
 def _run_nbgrader(scratch: Path, batch: Batch, references: Path) -> BatchOutcome:
@@ -209,11 +219,15 @@ def _run_nbgrader(scratch: Path, batch: Batch, references: Path) -> BatchOutcome
     who = ["--student", students[0]] if len(students) == 1 else []
     argv = ["autograde", batch.assignment, *who, "--force", f"--Judge.reference_dir={references}", *batch.extra_args]
     timings_file = scratch / ".timings"
-    # the worker's zygote, already warm from the reference run or the last batch
+    # the worker's zygote, already warm from warm_up, a reference run or another batch
     zygote = sandbox.Zygote.for_child() if batch.wall else {}
     env = dict(batch.env, **zygote, **{timings.ENV: str(timings_file)})
     start = time.perf_counter()
-    code = _warm_nbgrader(zygote).run(argv, scratch, tool_env(env), scratch / ".log", batch.timeout)
+    warm = _warm_nbgrader()
+    try:
+        code = warm.run(argv, scratch, tool_env(env), scratch / ".log", batch.timeout)
+    except (OSError, RuntimeError):   # it stopped (killed?): once more, on a fresh one
+        code = _warm_nbgrader(instead_of=warm).run(argv, scratch, tool_env(env), scratch / ".log", batch.timeout)
     log = (scratch / ".log").read_text(errors="replace")
     if code == 124:
         log = f"nbgrader autograde ran past {batch.timeout} s and was stopped\n{log}"

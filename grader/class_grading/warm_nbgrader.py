@@ -1,14 +1,13 @@
 """A warm nbgrader: a process that imports nbgrader and the course's pipeline once (torch included,
 3.5 s), then forks one `nbgrader autograde` per request, which runs nbgrader's own command line. A
-Dask worker keeps one for all its batches, as it keeps a zygote for its kernels. It never runs
-student code: its forks start walled kernels, as nbgrader does. docs/GRADING.md, "How parallel
-grading works".
+Dask worker keeps one for all its batches, and its threads each connect to it (a fork server,
+grader/wall/fork_server.py), as they do to its zygote. It never runs student code: its forks start
+walled kernels, as nbgrader does. docs/GRADING.md, "How parallel grading works".
 """
 import json
 import os
 import signal
 import socket
-import subprocess
 import sys
 import traceback
 
@@ -23,43 +22,42 @@ PRELOAD = ("nbgrader.apps.nbgraderapp", "nbgrader.apps.autogradeapp", "nbgrader.
 
 
 class WarmNbgrader:
-    """The worker's side: start the server, ask it to run nbgrader, stop a run past its time."""
+    """The worker's side: start the server, ask it to run nbgrader, stop a run past its time. Any
+    number of threads may run nbgrader through one at once: each run has a connection of its own."""
 
-    def __init__(self, env: dict, pass_fds=()):
-        ours, theirs = socket.socketpair()
-        self.process = subprocess.Popen([sys.executable, "-m", "grader.class_grading.warm_nbgrader", str(theirs.fileno())],
-                                        pass_fds=[theirs.fileno(), *pass_fds], env=env, stdin=subprocess.DEVNULL)
-        theirs.close()
-        self.channel = ours
-        self.replies = ours.makefile("r")
-        self.ready = None   # known at the first run: True once the server said so
+    PATH = "GRADER_WARM_NBGRADER"   # names a running one to the processes a process starts
+
+    def __init__(self, env: dict | None = None, path: str | None = None):
+        """Start a server with `env`, or use the one at `path` (started by another process)."""
+        self.server = None if path else fork_server.Server([sys.executable, "-m", "grader.class_grading.warm_nbgrader"], env)
+        self.path = path or self.server.path
 
     def alive(self) -> bool:
-        return self.process.poll() is None
+        return self.server.alive() if self.server else os.path.exists(self.path)
 
     def run(self, argv: list, cwd, env: dict, log, timeout: float | None) -> int:
         """nbgrader's exit status for `nbgrader <argv>` run in `cwd` with `env`, its output in `log`;
         124 when it ran past `timeout` seconds (it is then killed)."""
-        self.channel.settimeout(None)
-        if self.ready is None:
-            self.ready = json.loads(self.replies.readline() or "{}").get("ready", False)
-        if not self.ready:
-            raise RuntimeError("the warm nbgrader did not start")
-        self.channel.sendall(json.dumps({"argv": argv, "cwd": str(cwd), "env": env, "log": str(log)}).encode() + b"\n")
-        pid = json.loads(self.replies.readline())["pid"]
-        self.channel.settimeout(timeout)
-        try:
-            return json.loads(self.replies.readline())["code"]
-        except (TimeoutError, socket.timeout):
-            os.kill(pid, signal.SIGKILL)
-            self.channel.settimeout(None)
-            self.replies = self.channel.makefile("r")   # a reader that timed out reads no more
-            self.replies.readline()   # the server's word that it has reaped it
-            return 124
+        with fork_server.connect(self.path) as channel:
+            replies = channel.makefile("r")
+            channel.sendall(json.dumps({"argv": argv, "cwd": str(cwd), "env": env, "log": str(log)}).encode() + b"\n")
+            started = replies.readline()   # once the server has imported nbgrader
+            if not started:
+                raise RuntimeError("the warm nbgrader stopped or did not start")
+            pid = json.loads(started)["pid"]
+            channel.settimeout(timeout)
+            try:
+                ended = replies.readline()
+            except (TimeoutError, socket.timeout):
+                os.kill(pid, signal.SIGKILL)   # its handler reaps it, then ends with our connection
+                return 124
+            if not ended:
+                raise RuntimeError("the warm nbgrader stopped while nbgrader ran")
+            return json.loads(ended)["code"]
 
     def stop(self) -> None:
-        self.process.kill()
-        self.process.wait()
+        if self.server:
+            self.server.stop()
 
 
 def _run_nbgrader(request: dict) -> None:

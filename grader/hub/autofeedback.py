@@ -313,14 +313,14 @@ def _stop(signum, frame):
 
 @contextmanager
 def warm_cluster(jobs: int | None = None):
-    """A distributed.Client on a LocalCluster of `jobs` workers (default: one per core), each warming up
+    """A distributed.Client on a LocalCluster of `jobs` threads (default: one per core), warming up
     at once (a zygote with torch imported, a warm nbgrader), so that the first hand-in does not wait
     for that. The service keeps one for its whole life."""
     from grader.class_grading.autograde import default_jobs, warm_up, worker_settings
     from grader.class_grading.cluster import grading_client
     from grader.wall import sandbox
     jobs = jobs or default_jobs()
-    with grading_client(jobs) as client:
+    with grading_client(jobs, wall=sandbox.enabled()) as client:
         client.gather(warm_up(client, worker_settings(sandbox.enabled(), jobs), sandbox.enabled()))
         yield client
 

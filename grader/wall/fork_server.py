@@ -1,14 +1,24 @@
 """A fork server: a process that imports what its children need once, then forks one child per
-request line on its socket. The warm-kernel zygote (grader/wall/warm_kernels.py) and a worker's warm
-nbgrader (grader/class_grading/warm_nbgrader.py) are both one. It dies with the thread that started
-it (PR_SET_PDEATHSIG).
+request. The warm-kernel zygote (grader/wall/warm_kernels.py) and a worker's warm nbgrader
+(grader/class_grading/warm_nbgrader.py) are both one.
+
+Clients connect to its Unix socket, in a folder only its owner can enter. Each connection is served
+by a handler of its own, a fork of the server (the imports are already done): so the batches that a
+worker's threads grade side by side share one server, each with a channel of its own. Each process
+dies with its parent (PR_SET_PDEATHSIG): the server with the THREAD that started it, a handler with
+the server, a child with its handler. docs/GRADING.md, "How parallel grading works".
 """
 import ctypes
 import importlib
 import json
 import os
+import select
+import shutil
 import signal
 import socket
+import subprocess
+import tempfile
+import weakref
 
 PR_SET_PDEATHSIG = 1
 
@@ -18,25 +28,96 @@ def die_with_parent() -> None:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
 
 
-def serve(fd: int, preload, child, wait: bool) -> None:
-    """Import `preload` (module names, or functions that import), say ready on the socket `fd`, then
-    per request line fork a child that runs child(request) (it must not return) and reply
-    {"pid": ...}; with `wait`, then wait for the child and reply {"code": its exit status}; without,
-    children are reaped by the system."""
+class Server:
+    """The starting side: `argv` plus the listening socket's fd, started as a server process; clients
+    connect to `path`. Its socket is bound before the process starts, so a client may connect at
+    once: it is answered once the server has imported what it preloads. A process may name `path` to
+    the processes it starts (see `named`)."""
+
+    def __init__(self, argv: list, env: dict, stderr=None, cwd=None):
+        self.folder = tempfile.mkdtemp(prefix="fork-server-")   # 0700: only its owner can connect
+        self.path = os.path.join(self.folder, "socket")
+        with socket.socket(socket.AF_UNIX) as listener:
+            listener.bind(self.path)
+            listener.listen(64)
+            self.process = subprocess.Popen([*argv, str(listener.fileno())], pass_fds=[listener.fileno()], env=env,
+                                            stdin=subprocess.DEVNULL, stderr=stderr, cwd=cwd)
+        self._remove_folder = weakref.finalize(self, shutil.rmtree, self.folder, True)   # at exit too
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self) -> None:
+        self.process.kill()
+        self.process.wait()
+        self._remove_folder()
+
+
+def named(variable: str) -> str | None:
+    """The path of a server that the environment variable `variable` names, if it is still there
+    (a server that was stopped took its folder with it)."""
+    path = os.environ.get(variable)
+    return path if path and os.path.exists(path) else None
+
+
+def connect(path: str) -> socket.socket:
+    """A channel to the server at `path`, served by a handler of its own."""
+    channel = socket.socket(socket.AF_UNIX)
+    try:
+        channel.connect(path)
+    except OSError:
+        channel.close()
+        raise
+    return channel
+
+
+def serve(listener_fd: int, preload, child, wait: bool) -> None:
+    """The server (does not return): import `preload` (module names, or functions that import), then
+    fork a handler for each connection on the listening socket `listener_fd`. A handler forks, per
+    request line, a child that runs child(request) (it must not return) and replies {"pid": ...};
+    with `wait`, it then waits for the child and replies {"code": its exit status}. Without `wait`,
+    children are reaped by the system. A handler ends when its client closes the connection."""
     die_with_parent()
-    if not wait:
-        signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)   # handlers (and, without `wait`, children) reaped by the system
     for item in preload:
         item() if callable(item) else importlib.import_module(item)
-    channel = socket.socket(fileno=fd)
-    channel.sendall(b'{"ready": true}\n')
-    for line in channel.makefile("r"):
-        request = json.loads(line)
-        pid = os.fork()
-        if pid == 0:
-            channel.close()
-            child(request)
-        channel.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+    listener = socket.socket(fileno=listener_fd)
+    while True:
+        connection, _ = listener.accept()
+        if os.fork() == 0:
+            listener.close()
+            _handle(connection, child, wait)
+        connection.close()
+
+
+def _wait_unless_client_leaves(pid: int, connection: socket.socket) -> int:
+    """The child's exit status; a child whose client closed the connection first (a killed worker)
+    is killed: nobody would read what it does."""
+    child = os.pidfd_open(pid)
+    try:
+        ready, _, _ = select.select([connection, child], [], [])
+        if child not in ready:
+            signal.pidfd_send_signal(child, signal.SIGKILL)
+        return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    finally:
+        os.close(child)
+
+
+def _handle(connection: socket.socket, child, wait: bool) -> None:
+    """One client's handler (does not return)."""
+    try:
+        die_with_parent()
         if wait:
-            _, status = os.waitpid(pid, 0)
-            channel.sendall(json.dumps({"code": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)   # for waitpid, and for the children's own
+        for line in connection.makefile("r"):
+            request = json.loads(line)
+            pid = os.fork()
+            if pid == 0:
+                connection.close()
+                child(request)
+            connection.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+            if wait:
+                code = _wait_unless_client_leaves(pid, connection)
+                connection.sendall(json.dumps({"code": code}).encode() + b"\n")
+    finally:
+        os._exit(0)   # also when the client went away (BrokenPipeError): nothing of ours to clean

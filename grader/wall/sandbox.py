@@ -9,7 +9,6 @@ import asyncio
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import sysconfig
@@ -23,7 +22,7 @@ from jupyter_client.manager import AsyncKernelManager
 from traitlets import Unicode, default
 
 from grader import debian
-from grader.wall import warm_kernels
+from grader.wall import fork_server, warm_kernels
 from grader.course import REPO_ROOT
 from grader.pipeline import GRADING_THREADS
 
@@ -174,81 +173,75 @@ def wall_command(cmd: list, workdir: str, runtime: str, limits: Limits | None = 
     return args + ["--"] + inner + list(cmd)
 
 
-class Zygote:
-    """The grading process's zygote (grader/wall/warm_kernels.py), started at its first warm kernel.
+def start_zygote(stderr=None) -> fork_server.Server:
+    """A warm-kernel zygote (grader/wall/warm_kernels.py); its errors and its kernels' own go to `stderr`."""
+    # the wall's clean environment: the zygote's memory, which every kernel inherits, holds no secret
+    return fork_server.Server([sys.executable, warm_kernels.__file__], passthrough_env(), stderr=stderr, cwd="/")
 
-    A Dask worker keeps one for all its batches: it starts it early (without waiting for torch's
-    import) and hands the channel to each nbgrader process it starts (`for_child`), one at
-    a time, which adopts it instead of starting its own (4 s, paid once per worker rather than once
-    per batch). The zygote dies with the THREAD that started it (PR_SET_PDEATHSIG): start it from a
-    thread that lives as long as the process (Dask's task threads do)."""
+
+class Zygote:
+    """This process's way to the warm-kernel zygote (grader/wall/warm_kernels.py), a fork server.
+
+    The process that starts a zygote names it to the processes it starts (`for_child`, in their
+    environment), and each connects and gets a zygote of its own, a fork of the one that imported
+    torch: so the 4 s start is paid once for a whole class (make autograde's coordinator starts it for
+    its LocalCluster, a Dask worker of a cluster for all its batches, nbgrader for its notebooks). A
+    process whose named zygote is gone starts one of its own. The zygote dies with the THREAD that
+    started it (PR_SET_PDEATHSIG): start it from a thread that lives as long as it is needed."""
     _lock = threading.Lock()
-    _running = None
-    CHILD_FD = "GRADER_ZYGOTE_FD"   # not COURSE_*: the wall keeps it from student kernels
+    _server = None                  # the fork_server.Server this process started
+    _channel = None                 # this process's connection to a zygote
+    _replies = None
+    PATH = "GRADER_ZYGOTE"          # not COURSE_*: the wall keeps it from student kernels
     stderr = None                   # where the zygote and its kernels write errors (None: ours)
 
-    def __init__(self, channel: socket.socket | None = None):
-        self.process = None
-        self.ready = channel is not None   # an adopted channel: the parent saw it ready
-        if channel is None:
-            ours, theirs = socket.socketpair()
-            # the wall's clean environment: the zygote's memory, which every kernel inherits, holds no secret
-            self.process = subprocess.Popen([sys.executable, warm_kernels.__file__, str(theirs.fileno())],
-                                            pass_fds=[theirs.fileno()], env=passthrough_env(),
-                                            stdin=subprocess.DEVNULL, stderr=self.stderr, cwd="/")
-            theirs.close()
-            channel = ours
-        self.channel = channel
-        self.replies = channel.makefile("r")
-
-    def wait_ready(self) -> "Zygote":
-        if not self.ready:
-            if not json.loads(self.replies.readline() or "{}").get("ready"):
-                raise RuntimeError("the warm-kernel zygote did not start (its error is above"
-                                   f"{'' if self.stderr is None else ', or in ' + self.stderr.name})")
-            self.ready = True
-        return self
-
-    def alive(self) -> bool:
-        return self.process is None or self.process.poll() is None
-
-    def ask(self, request: dict) -> bool:
-        try:
-            self.wait_ready()
-            self.channel.sendall(json.dumps(request).encode() + b"\n")
-            return bool(self.replies.readline())
-        except OSError:
-            return False
+    @classmethod
+    def _start(cls) -> str:
+        """The path of this process's own zygote, started if it is not running."""
+        if cls._server is None or not cls._server.alive():
+            if cls._server is not None:
+                cls._server.stop()
+            cls._server = start_zygote(cls.stderr)
+        return cls._server.path
 
     @classmethod
-    def _current(cls) -> "Zygote":
-        if cls._running is None and os.environ.get(cls.CHILD_FD):   # the parent's, once
-            cls._running = cls(socket.socket(fileno=int(os.environ.pop(cls.CHILD_FD))))
-        if cls._running is None or not cls._running.alive():
-            cls._running = cls()
-        return cls._running
+    def _connect(cls, use_parents: bool) -> None:
+        path = fork_server.named(cls.PATH) if use_parents and cls._server is None else None
+        cls._channel = fork_server.connect(path or cls._start())
+        cls._replies = cls._channel.makefile("r")
+
+    @classmethod
+    def _drop(cls) -> None:
+        if cls._channel is not None:
+            cls._channel.close()
+        cls._channel = cls._replies = None
 
     @classmethod
     def spawn(cls, request: dict) -> None:
+        """Ask the zygote for a kernel; the parent's zygote first, else (gone) one of this process's own."""
         with cls._lock:
-            if cls._current().ask(request):
-                return
-            if cls._running.process is None:    # the parent's zygote is gone: start one of our own
-                cls._running = cls()
-                if cls._running.ask(request):
-                    return
-            raise RuntimeError("the warm-kernel zygote stopped")
+            for use_parents in (True, False):
+                try:
+                    if cls._channel is None:
+                        cls._connect(use_parents)
+                    cls._channel.sendall(json.dumps(request).encode() + b"\n")
+                    if cls._replies.readline():
+                        return
+                except OSError:
+                    pass
+                cls._drop()
+            raise RuntimeError("the warm-kernel zygote stopped or did not start (its error is above"
+                               f"{'' if cls.stderr is None else ', or in ' + cls.stderr.name})")
 
     @classmethod
-    def for_child(cls, wait: bool = True) -> dict:
-        """{CHILD_FD: fd} for the environment of ONE child process at a time (pass the fd in pass_fds);
-        {} where kernels start cold. The zygote is started if need be; the child may use it only once
-        this process has seen it ready (`wait`, or a later call that waits)."""
+    def for_child(cls) -> dict:
+        """{PATH: path} for the environment of the processes this one starts (any number at once):
+        each connects to the zygote this process was named, else to its own, started now if need
+        be; {} where kernels start cold."""
         if not warm_kernels.available():
             return {}
         with cls._lock:
-            zygote = cls._current()
-            return {cls.CHILD_FD: str((zygote.wait_ready() if wait else zygote).channel.fileno())}
+            return {cls.PATH: (fork_server.named(cls.PATH) if cls._server is None else None) or cls._start()}
 
 
 def _sandbox_init(wall_pid: int, ready: Path, timeout: float = 60) -> int:
