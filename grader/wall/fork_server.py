@@ -9,6 +9,7 @@ dies with its parent (PR_SET_PDEATHSIG): the server with the THREAD that started
 the server, a child with its handler. docs/GRADING.md, "How parallel grading works".
 """
 import ctypes
+import gc
 import importlib
 import json
 import os
@@ -81,6 +82,10 @@ def serve(listener_fd: int, preload, child, wait: bool) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)   # handlers (and, without `wait`, children) reaped by the system
     for item in preload:
         item() if callable(item) else importlib.import_module(item)
+    # What the imports made lives as long as the children: out of the collector's sight, a child's
+    # full collections no longer walk it (0.3 s of CPU each, with torch and pyplot loaded) nor
+    # touch, and so copy, the pages it shares with us.
+    gc.freeze()
     listener = socket.socket(fileno=listener_fd)
     while True:
         connection, _ = listener.accept()
