@@ -14,6 +14,7 @@
 """
 import argparse
 import csv
+import os
 import random
 import shutil
 import tempfile
@@ -94,6 +95,13 @@ def export_rows(course: Path) -> list:
         return sorted(csv.reader(f))
 
 
+def busy_core_seconds() -> float:
+    """CPU time the whole machine has spent busy since it booted, over every core (/proc/stat):
+    what a run costs, whichever processes it started, and whatever else ran beside it."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")   # less idle and iowait
+
+
 @dataclass
 class Comparison:
     serial_s: float
@@ -105,6 +113,8 @@ class Comparison:
     jobs: int
     serial_spent: Counter = field(default_factory=Counter)     # {step: seconds}, grader/timings.py
     parallel_spent: Counter = field(default_factory=Counter)
+    serial_cpu: float = 0.0      # busy core-seconds of the machine during each run
+    parallel_cpu: float = 0.0
 
     @property
     def speedup(self) -> float:
@@ -123,18 +133,19 @@ def grade_both(base: Path, assignment: str, workdir: Path, jobs: int | None = No
     shutil.copytree(base, parallel)
     jobs = jobs or default_jobs()
     serial_timings = Path(workdir) / "serial-timings"
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), busy_core_seconds()
     serial_code = run_nbgrader("autograde", assignment, "--force", *extra_args, course=serial, check=False,
                                env={timings.ENV: str(serial_timings)}).returncode
-    serial_s = time.perf_counter() - start
+    serial_s, serial_cpu = time.perf_counter() - start, busy_core_seconds() - cpu
     spent = Counter()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), busy_core_seconds()
     parallel_code = autograde_all(jobs=jobs, course=parallel, extra_args=extra_args, progress=progress, spent=spent)
-    parallel_s = time.perf_counter() - start
+    parallel_s, parallel_cpu = time.perf_counter() - start, busy_core_seconds() - cpu
     serial_spent = timings.read(serial_timings)
     serial_spent[timings.NBGRADER] = serial_s
     serial_spent[timings.NBGRADER_OWN] = timings.own_work(serial_spent)
-    return Comparison(serial_s, parallel_s, serial_code, parallel_code, serial, parallel, jobs, serial_spent, spent)
+    return Comparison(serial_s, parallel_s, serial_code, parallel_code, serial, parallel, jobs, serial_spent, spent,
+                      serial_cpu, parallel_cpu)
 
 
 def main(students: int = 20, jobs: int | None = None, assignment: str = "01_tensors", rounds: int = 2) -> int:
@@ -158,6 +169,12 @@ def main(students: int = 20, jobs: int | None = None, assignment: str = "01_tens
                   f"{result.speedup:.2f}x; same scores, comments and grades CSV: {'yes' if same else 'NO'}")
             print(f"    serial, seconds spent: {timings.report(result.serial_spent)}")
             print(f"    parallel, seconds spent (summed over the workers): {timings.report(result.parallel_spent)}")
+            cores = default_jobs()
+            print(f"    the machine's CPU: serial {result.serial_cpu:.1f} core-seconds "
+                  f"({result.serial_cpu / result.serial_s:.2f} of {cores} cores busy), parallel "
+                  f"{result.parallel_cpu:.1f} ({result.parallel_cpu / result.parallel_s:.2f}); the serial run's work "
+                  f"spread over {cores} cores would take {result.serial_cpu / cores:.1f} s, a ceiling of "
+                  f"{result.serial_s * cores / result.serial_cpu:.2f}x")
     serial = min(r.serial_s for r in runs)
     parallel = min(r.parallel_s for r in runs)
     print(f"fastest runs: serial nbgrader {serial:.1f} s ({serial / students:.2f} s per notebook), "

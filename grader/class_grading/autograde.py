@@ -19,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 
 from grader import timings
-from grader.class_grading.transfer import read_rows, read_tree, write_rows, write_tree
+from grader.class_grading.transfer import read_rows, read_tree, write_batch_rows, write_rows, write_tree
 from grader.course import REPO_ROOT, SOURCE
 from grader.wall import sandbox
 
@@ -56,15 +56,15 @@ def merge_submission(scratch_db: Path, course_db: Path, assignment: str, student
 
 
 def collect(outcome, course: Path) -> None:
-    """Merge one batch's results (a BatchOutcome) into the course: gradebook rows, autograded/."""
+    """Merge one batch's results (a BatchOutcome) into the course: gradebook rows (one commit for
+    the batch), then autograded/."""
     course = Path(course)
-    for student in outcome.students:
-        # Merged even when nbgrader reported an error: serial nbgrader also leaves the
-        # submission it had started (for example with a renamed notebook: no scores, flagged).
-        rows = outcome.rows.get(student)
-        if rows is None:
-            continue
-        write_rows(course / "gradebook.db", outcome.assignment, student, rows)
+    # Merged even when nbgrader reported an error: serial nbgrader also leaves the submission it
+    # had started (for example with a renamed notebook: no scores, flagged).
+    rows = {student: outcome.rows[student] for student in outcome.students if outcome.rows.get(student) is not None}
+    if rows:
+        write_batch_rows(course / "gradebook.db", outcome.assignment, rows)
+    for student in rows:
         target = course / "autograded" / student / outcome.assignment
         if target.exists():
             shutil.rmtree(target)

@@ -53,21 +53,32 @@ def read_rows(db: Path, assignment: str, student: str) -> dict | None:
 
 def write_rows(db: Path, assignment: str, student: str, rows: dict) -> None:
     """Write `read_rows`'s data into the course's gradebook; manual scores are left alone."""
+    write_batch_rows(db, assignment, {student: rows})
+
+
+def write_batch_rows(db: Path, assignment: str, rows_by_student: dict) -> None:
+    """`write_rows` for several students ({student: rows}) in one session and one commit: all of
+    them are written or none."""
     with warnings.catch_warnings(), Gradebook(f"sqlite:///{db}") as gb:
         # nbgrader's own add_submission trips SQLAlchemy's autoflush warnings; they are harmless
         warnings.simplefilter("ignore")
-        gb.update_or_create_student(student)
-        kwargs = {"timestamp": rows["timestamp"]} if rows["timestamp"] is not None else {}
-        gb.update_or_create_submission(assignment, student, **kwargs)
-        for name, notebook in rows["notebooks"].items():
-            target = gb.find_submission_notebook(name, assignment, student)
-            target.late_submission_penalty = notebook["late_penalty"]
-            for grade_name, (auto_score, flagged) in notebook["grades"].items():
-                mine = gb.find_grade(grade_name, name, assignment, student)
-                mine.auto_score = auto_score
-                # SaveAutoGrades' rule, applied to the real gradebook's manual score, plus the
-                # judge's flags for manual grading (FlagForManualGrading)
-                mine.needs_manual_grade = mine.manual_score is not None or auto_score is None or flagged
-            for comment_name, text in notebook["comments"].items():
-                gb.find_comment(comment_name, name, assignment, student).auto_comment = text
+        for student, rows in rows_by_student.items():
+            _write_submission(gb, assignment, student, rows)
         gb.db.commit()
+
+
+def _write_submission(gb: Gradebook, assignment: str, student: str, rows: dict) -> None:
+    gb.update_or_create_student(student)
+    kwargs = {"timestamp": rows["timestamp"]} if rows["timestamp"] is not None else {}
+    gb.update_or_create_submission(assignment, student, **kwargs)
+    for name, notebook in rows["notebooks"].items():
+        target = gb.find_submission_notebook(name, assignment, student)
+        target.late_submission_penalty = notebook["late_penalty"]
+        for grade_name, (auto_score, flagged) in notebook["grades"].items():
+            mine = gb.find_grade(grade_name, name, assignment, student)
+            mine.auto_score = auto_score
+            # SaveAutoGrades' rule, applied to the real gradebook's manual score, plus the
+            # judge's flags for manual grading (FlagForManualGrading)
+            mine.needs_manual_grade = mine.manual_score is not None or auto_score is None or flagged
+        for comment_name, text in notebook["comments"].items():
+            gb.find_comment(comment_name, name, assignment, student).auto_comment = text
