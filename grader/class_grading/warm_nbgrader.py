@@ -29,7 +29,8 @@ class WarmNbgrader:
 
     def __init__(self, env: dict | None = None, path: str | None = None):
         """Start a server with `env`, or use the one at `path` (started by another process)."""
-        self.server = None if path else fork_server.Server([sys.executable, "-m", "grader.class_grading.warm_nbgrader"], env)
+        argv = [sys.executable, "-m", "grader.class_grading.warm_nbgrader"]
+        self.server = None if path else fork_server.Server(argv, env)
         self.path = path or self.server.path
 
     def alive(self) -> bool:
