@@ -1,8 +1,12 @@
 """The warm nbgrader of a grading worker (grader/class_grading/warm_nbgrader.py): nbgrader's own
 command line in a fork of a process that imported it once; a run past its time is killed and the
 server goes on serving; several threads run nbgrader through one server at once, each on a
-connection of its own (grader/wall/fork_server.py), and a run whose client went away is stopped."""
+connection of its own (grader/wall/fork_server.py), a run whose client went away is stopped, and
+what killed servers leave behind is removed."""
 import json
+import os
+import socket
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -67,3 +71,22 @@ def test_threads_share_one_server_and_a_run_whose_client_left_is_stopped(tmp_pat
     finally:
         server.stop()
     assert not Path(server.path).parent.exists(), "the folder of its socket stayed behind"
+
+
+def test_a_server_start_removes_what_killed_servers_left(tmp_path):
+    """A server killed with its owner (a killed worker) cannot remove its socket's folder: the next
+    server started removes it, and leaves a live server's alone."""
+    dead = Path(tempfile.mkdtemp(prefix=fork_server.FOLDER_PREFIX))
+    with socket.socket(socket.AF_UNIX) as gone:
+        gone.bind(str(dead / "socket"))    # bound, no longer listening: what a killed server leaves
+    live = WarmNbgrader(tool_env())
+    try:
+        for folder in (dead, Path(live.path).parent):
+            os.utime(folder, (time.time() - 3600,) * 2)
+        second = WarmNbgrader(tool_env())
+        second.stop()
+        assert not dead.exists(), "the dead server's folder stayed"
+        assert Path(live.path).exists(), "a live server's socket was removed"
+        assert live.run(["--version"], tmp_path, tool_env(), tmp_path / "log", timeout=60) == 0
+    finally:
+        live.stop()

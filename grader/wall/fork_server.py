@@ -19,9 +19,12 @@ import signal
 import socket
 import subprocess
 import tempfile
+import time
 import weakref
+from pathlib import Path
 
 PR_SET_PDEATHSIG = 1
+FOLDER_PREFIX = "fork-server-"
 
 
 def die_with_parent() -> None:
@@ -36,7 +39,8 @@ class Server:
     the processes it starts (see `named`)."""
 
     def __init__(self, argv: list, env: dict, stderr=None, cwd=None):
-        self.folder = tempfile.mkdtemp(prefix="fork-server-")   # 0700: only its owner can connect
+        remove_stale_folders()
+        self.folder = tempfile.mkdtemp(prefix=FOLDER_PREFIX)   # 0700: only its owner can connect
         self.path = os.path.join(self.folder, "socket")
         with socket.socket(socket.AF_UNIX) as listener:
             listener.bind(self.path)
@@ -52,6 +56,22 @@ class Server:
         self.process.kill()
         self.process.wait()
         self._remove_folder()
+
+
+def remove_stale_folders(min_age: float = 60) -> None:
+    """Remove the folders that servers killed with their owner left (a killed Dask worker's, or
+    make autograde's): ours, older than `min_age` seconds, whose socket accepts no connection."""
+    for folder in Path(tempfile.gettempdir()).glob(FOLDER_PREFIX + "*"):
+        try:
+            info = folder.stat()
+            if info.st_uid != os.geteuid() or time.time() - info.st_mtime < min_age:
+                continue
+            with socket.socket(socket.AF_UNIX) as probe:
+                probe.connect(str(folder / "socket"))   # a live server: its handler ends with this probe
+        except (ConnectionRefusedError, FileNotFoundError):
+            shutil.rmtree(folder, ignore_errors=True)
+        except OSError:
+            pass
 
 
 def named(variable: str) -> str | None:
