@@ -3,6 +3,7 @@ with JOBS threads, which the command starts and stops itself, or an existing clu
 (`make autograde SCHEDULER=tcp://host:8786`). docs/GRADING.md, "How parallel grading works".
 """
 import logging
+import tempfile
 from contextlib import contextmanager
 
 CONNECT_SECONDS = 10   # an unreachable scheduler is reported after this long, nothing written
@@ -46,7 +47,6 @@ def warm_servers(wall: bool):
     starts, so that their imports (torch in each, 4 s and 3.5 s) overlap the worker's own start
     rather than follow it; named to the worker in its environment ({variable: path}); stopped with
     the cluster. A worker that finds them gone starts its own (grader/class_grading/batch.py)."""
-    import tempfile
     from grader.class_grading.warm_nbgrader import WarmNbgrader
     from grader.course import tool_env
     from grader.wall import sandbox, warm_kernels

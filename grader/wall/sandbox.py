@@ -207,9 +207,13 @@ class Zygote:
         return cls._server.path
 
     @classmethod
+    def _path(cls, use_parents: bool = True) -> str:
+        """The zygote this process was named, unless it started its own since; else its own."""
+        return (fork_server.named(cls.PATH) if use_parents and cls._server is None else None) or cls._start()
+
+    @classmethod
     def _connect(cls, use_parents: bool) -> None:
-        path = fork_server.named(cls.PATH) if use_parents and cls._server is None else None
-        cls._channel = fork_server.connect(path or cls._start())
+        cls._channel = fork_server.connect(cls._path(use_parents))
         cls._replies = cls._channel.makefile("r")
 
     @classmethod
@@ -243,7 +247,7 @@ class Zygote:
         if not warm_kernels.available():
             return {}
         with cls._lock:
-            return {cls.PATH: (fork_server.named(cls.PATH) if cls._server is None else None) or cls._start()}
+            return {cls.PATH: cls._path()}
 
 
 def _sandbox_init(wall_pid: int, ready: Path, timeout: float = 60) -> int:
@@ -285,8 +289,8 @@ class ReadyClient(AsyncKernelClient):
             await self.iopub_channel.get_msg()
 
     async def _iopub_connected(self) -> bool:
-        """IOPub carries the kernel's status for kernel_info (a subscriber may join late and miss it:
-        then ask again)."""
+        """Has IOPub carried a message (its welcome, or the kernel's status)? A subscriber may join
+        late and miss what was sent before: then kernel_info is asked again."""
         try:
             await self.iopub_channel.get_msg(timeout=0.2)
             return True
