@@ -5,9 +5,11 @@ One class is handed in twice, to two copies of a course: one copy is graded by p
 """
 import contextlib
 import io
+import os
 import shutil
 
 import nbformat
+import psutil
 import pytest
 from nbgrader.api import Gradebook
 
@@ -43,20 +45,34 @@ def two_courses(tmp_path_factory):
     # what autograde_all says on stderr (nbgrader's log of each failed submission), kept for the
     # failure messages below: a submission that only failed in one run must say why
     said = io.StringIO()
+    environment = dict(os.environ)
     with contextlib.redirect_stderr(said):
         result = grade_both(base, assignment, tmp_path_factory.mktemp("graded"), jobs=2)
-    return assignment, result.serial, result.parallel, (result.parallel_code, result.serial_code), said.getvalue()
+    left = {"environment": (environment, dict(os.environ)),
+            "servers": [" ".join(p.cmdline()) for p in psutil.Process().children(recursive=True)
+                        if any("warm_kernels" in a or "warm_nbgrader" in a for a in p.cmdline())]}
+    return (assignment, result.serial, result.parallel, (result.parallel_code, result.serial_code), said.getvalue(),
+            left)
 
 
 def test_parallel_grading_succeeds(two_courses):
-    assignment, serial, parallel, code, _ = two_courses
+    assignment, serial, parallel, code, _, _ = two_courses
     parallel_code, serial_code = code
     assert parallel_code == serial_code == 1, "fay's renamed notebook is an error for both"
     assert [s for s, _ in submissions(parallel)] == ["ada", "bob", "cy", "dee", "eve", "fay"]
 
 
+def test_the_coordinator_is_left_as_it_was(two_courses):
+    """The LocalCluster's worker runs in the coordinator's process: the settings its tasks take stay
+    out of the coordinator's environment, and its zygote and warm nbgrader stop with it."""
+    *_, left = two_courses
+    before, after = left["environment"]
+    assert {k: after.get(k) for k in set(before) | set(after) if before.get(k) != after.get(k)} == {}
+    assert left["servers"] == [], "a fork server outlived the grading that started it"
+
+
 def test_same_gradebook_as_serial_nbgrader(two_courses):
-    assignment, serial, parallel, _, log = two_courses
+    assignment, serial, parallel, _, log, _ = two_courses
     expected = gradebook_state(serial, assignment)
     assert set(expected) == {"ada", "bob", "cy", "eve", "fay"}, "dee handed in nothing"
     assert gradebook_state(parallel, assignment) == expected, log[-6000:]
@@ -66,12 +82,12 @@ def test_same_gradebook_as_serial_nbgrader(two_courses):
 
 
 def test_same_grades_csv_as_serial_nbgrader(two_courses):
-    _, serial, parallel, _, log = two_courses
+    _, serial, parallel, _, log, _ = two_courses
     assert export_rows(parallel) == export_rows(serial), log[-6000:]
 
 
 def test_autograded_notebooks_copied_back(two_courses):
-    assignment, serial, parallel, _, log = two_courses
+    assignment, serial, parallel, _, log, _ = two_courses
     for student in ("ada", "bob", "cy", "eve"):
         mine = parallel / "autograded" / student / assignment / f"{assignment}.ipynb"
         theirs = serial / "autograded" / student / assignment / f"{assignment}.ipynb"
@@ -86,7 +102,7 @@ def test_autograded_notebooks_copied_back(two_courses):
 
 def test_merge_keeps_manual_grades(two_courses, tmp_path):
     """Re-grading merges auto scores only: a grader's manual score survives, as in nbgrader."""
-    assignment, _, parallel, _, _ = two_courses
+    assignment, _, parallel, _, _, _ = two_courses
     db = tmp_path / "gradebook.db"
     shutil.copyfile(parallel / "gradebook.db", db)
     with Gradebook(f"sqlite:///{db}") as gb:

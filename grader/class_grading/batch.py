@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import timings
-from grader.class_grading.transfer import read_rows, read_tree, write_tree
+from grader.class_grading.transfer import read_batch_rows, read_tree, write_tree
 from grader.class_grading.warm_nbgrader import WarmNbgrader
 from grader.course import SOURCE, tool_env
-from grader.wall import fork_server, sandbox
+from grader.wall import sandbox
 
 @dataclass(frozen=True)
 class AssignmentFiles:
@@ -53,7 +53,7 @@ class BatchOutcome:
     returncode: int
     log: str = ""
     seconds: float = 0.0
-    rows: dict = field(default_factory=dict)      # {student: read_rows(...) or None}
+    rows: dict = field(default_factory=dict)      # {student: rows or None}, transfer.read_batch_rows
     graded: dict = field(default_factory=dict)    # {student: {path: bytes}}
     timings: dict = field(default_factory=dict)   # {step: seconds}, grader/timings.py
     worker: str = ""
@@ -75,7 +75,7 @@ def warm_up(env: dict, wall: bool = True) -> None:
     _take_settings(env, wall)
     if wall:
         sandbox.Zygote.for_child()
-    _warm_nbgrader()
+    warm_nbgrader()
 
 
 def hold(files: AssignmentFiles) -> AssignmentFiles:
@@ -177,8 +177,8 @@ def batch_task(batch: Batch, files: AssignmentFiles, references: list) -> BatchO
         for notebook, saved in _for_students(references, batch.students).items():
             (scratch / ".reference" / f"{notebook}.json").write_text(json.dumps(saved))
         outcome = _run_nbgrader(scratch, batch, scratch / ".reference")
+        outcome.rows = read_batch_rows(scratch / "gradebook.db", batch.assignment, batch.students)
         for student in batch.students:
-            outcome.rows[student] = read_rows(scratch / "gradebook.db", batch.assignment, student)
             graded = scratch / "autograded" / student / batch.assignment
             if graded.is_dir():   # nbgrader removes it for a notebook it could not grade
                 outcome.graded[student] = read_tree(graded)
@@ -201,17 +201,24 @@ _warm = None   # this worker's WarmNbgrader
 _warm_lock = threading.Lock()
 
 
-def _warm_nbgrader(instead_of: WarmNbgrader | None = None) -> WarmNbgrader:
-    """The warm nbgrader this worker was named (make autograde's LocalCluster), else its own, started
-    again if it died or failed (`instead_of`)."""
+def warm_nbgrader(instead_of: WarmNbgrader | None = None) -> WarmNbgrader:
+    """This worker's warm nbgrader, started if it is not running, or started again if it died or
+    failed (`instead_of`). It dies with the thread that first started it (PR_SET_PDEATHSIG)."""
     global _warm
     with _warm_lock:
         if _warm is None or not _warm.alive() or _warm is instead_of:
             if _warm is not None:
                 _warm.stop()
-            named = fork_server.named(WarmNbgrader.PATH) if _warm is None else None
-            _warm = WarmNbgrader(path=named) if named else WarmNbgrader(tool_env())
+            _warm = WarmNbgrader(tool_env())
         return _warm
+
+
+def stop_warm_nbgrader() -> None:
+    global _warm
+    with _warm_lock:
+        if _warm is not None:
+            _warm.stop()
+        _warm = None
 
 
 def _run_nbgrader(scratch: Path, batch: Batch, references: Path) -> BatchOutcome:
@@ -223,11 +230,11 @@ def _run_nbgrader(scratch: Path, batch: Batch, references: Path) -> BatchOutcome
     zygote = sandbox.Zygote.for_child() if batch.wall else {}
     env = dict(batch.env, **zygote, **{timings.ENV: str(timings_file)})
     start = time.perf_counter()
-    warm = _warm_nbgrader()
+    warm = warm_nbgrader()
     try:
         code = warm.run(argv, scratch, tool_env(env), scratch / ".log", batch.timeout)
     except (OSError, RuntimeError):   # it stopped (killed?): once more, on a fresh one
-        code = _warm_nbgrader(instead_of=warm).run(argv, scratch, tool_env(env), scratch / ".log", batch.timeout)
+        code = warm_nbgrader(instead_of=warm).run(argv, scratch, tool_env(env), scratch / ".log", batch.timeout)
     log = (scratch / ".log").read_text(errors="replace")
     if code == 124:
         log = f"nbgrader autograde ran past {batch.timeout} s and was stopped\n{log}"

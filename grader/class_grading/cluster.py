@@ -1,8 +1,9 @@
-"""The Dask cluster that `make autograde` grades on: by default a LocalCluster of one worker process
-with JOBS threads, which the command starts and stops itself, or an existing cluster
-(`make autograde SCHEDULER=tcp://host:8786`). docs/GRADING.md, "How parallel grading works".
+"""The Dask cluster that `make autograde` grades on: by default a LocalCluster of one worker with
+JOBS threads in the command's own process, which the command starts and stops itself, or an
+existing cluster (`make autograde SCHEDULER=tcp://host:8786`). docs/GRADING.md, "How parallel grading works".
 """
 import logging
+import os
 import tempfile
 from contextlib import contextmanager
 
@@ -16,8 +17,8 @@ class SchedulerUnreachable(RuntimeError):
 @contextmanager
 def grading_client(jobs: int, scheduler: str | None = None, connect_seconds: float | None = None,
                    wall: bool = True):
-    """A distributed.Client on `scheduler`, or on a LocalCluster of `jobs` threads on 127.0.0.1
-    (`wall`: whether its kernels will be walled, warm ones then)."""
+    """A distributed.Client on `scheduler`, or on a LocalCluster of `jobs` threads in this
+    process (`wall`: whether its kernels will be walled, warm ones then)."""
     from distributed import Client, LocalCluster
     connect_seconds = connect_seconds or CONNECT_SECONDS
     if scheduler:
@@ -30,32 +31,37 @@ def grading_client(jobs: int, scheduler: str | None = None, connect_seconds: flo
         with client:
             yield client
         return
-    # One worker process, `jobs` threads: each thread grades one batch at a time in an nbgrader process
-    # of its own, and they share the worker's zygote and warm nbgrader (each imports torch once, 4 s
-    # and 3.5 s). No memory limit on the worker process (kernels have theirs, behind the wall), no
-    # dashboard, loopback only.
-    with warm_servers(wall) as named, \
-            LocalCluster(n_workers=1, threads_per_worker=jobs, processes=True, host="127.0.0.1", env=named,
-                         dashboard_address=":0", memory_limit=0, silence_logs=logging.ERROR) as cluster, \
+    # One worker with `jobs` threads, in this process: each thread grades one batch at a time in an
+    # nbgrader process of its own, forked from this process's warm nbgrader, its kernels forked from
+    # this process's zygote; a worker process would only add its own start and stop (measured in
+    # docs/GRADING.md, "Where"). No memory limit (kernels have theirs, behind the wall), no dashboard.
+    with warm_servers(wall), \
+            LocalCluster(n_workers=1, threads_per_worker=jobs, processes=False, dashboard_address=":0",
+                         memory_limit=0, silence_logs=logging.ERROR) as cluster, \
             Client(cluster, set_as_default=False) as client:
         yield client
 
 
 @contextmanager
 def warm_servers(wall: bool):
-    """The zygote and the warm nbgrader for a LocalCluster's worker, started here while the cluster
-    starts, so that their imports (torch in each, 4 s and 3.5 s) overlap the worker's own start
-    rather than follow it; named to the worker in its environment ({variable: path}); stopped with
-    the cluster. A worker that finds them gone starts its own (grader/class_grading/batch.py)."""
-    from grader.class_grading.warm_nbgrader import WarmNbgrader
-    from grader.course import tool_env
-    from grader.wall import sandbox, warm_kernels
-    servers = {WarmNbgrader.PATH: WarmNbgrader(tool_env())}
+    """This process's zygote (`wall`: when its kernels will be walled, warm ones then) and warm
+    nbgrader, started now, so that their imports (torch in each, 4 s and 3.5 s) overlap the cluster's
+    start; the in-process worker's threads use them (grader/class_grading/batch.py); stopped with
+    the cluster. The worker's tasks set the COURSE_* settings they are sent in the environment,
+    which here is this process's: it is put back afterwards."""
+    from grader.class_grading import batch
+    from grader.wall import sandbox
+    environment = dict(os.environ)
     with tempfile.TemporaryFile() as kernels_stderr:   # kernels' own messages, not the instructor's terminal
+        kept_stderr, sandbox.Zygote.stderr = sandbox.Zygote.stderr, kernels_stderr
         try:
-            if wall and warm_kernels.available():
-                servers[sandbox.Zygote.PATH] = sandbox.start_zygote(kernels_stderr)
-            yield {name: server.path for name, server in servers.items()}
+            if wall:
+                sandbox.Zygote.for_child()
+            batch.warm_nbgrader()
+            yield
         finally:
-            for server in servers.values():
-                server.stop()
+            batch.stop_warm_nbgrader()
+            sandbox.Zygote.stop()
+            sandbox.Zygote.stderr = kept_stderr
+            os.environ.clear()
+            os.environ.update(environment)

@@ -38,17 +38,26 @@ def write_tree(root: Path, files: dict) -> None:
 def read_rows(db: Path, assignment: str, student: str) -> dict | None:
     """What autograde recorded for one submission, or None when there is none: exactly the fields
     nbgrader's autograde writes (Autograde.init_assignment, SaveAutoGrades, AssignLatePenalties)."""
+    return read_batch_rows(db, assignment, [student])[student]
+
+
+def read_batch_rows(db: Path, assignment: str, students) -> dict:
+    """`read_rows` for several students, {student: rows or None}, in one session."""
     with warnings.catch_warnings(), Gradebook(f"sqlite:///{db}") as gb:
         warnings.simplefilter("ignore")
-        try:
-            graded = gb.find_submission(assignment, student)
-        except MissingEntry:
-            return None
-        return {"timestamp": graded.timestamp,
-                "notebooks": {nb.name: {"late_penalty": nb.late_submission_penalty,
-                                        "grades": {g.name: (g.auto_score, g.needs_manual_grade) for g in nb.grades},
-                                        "comments": {c.name: c.auto_comment for c in nb.comments}}
-                              for nb in graded.notebooks}}
+        return {student: _read_submission(gb, assignment, student) for student in students}
+
+
+def _read_submission(gb: Gradebook, assignment: str, student: str) -> dict | None:
+    try:
+        graded = gb.find_submission(assignment, student)
+    except MissingEntry:
+        return None
+    return {"timestamp": graded.timestamp,
+            "notebooks": {nb.name: {"late_penalty": nb.late_submission_penalty,
+                                    "grades": {g.name: (g.auto_score, g.needs_manual_grade) for g in nb.grades},
+                                    "comments": {c.name: c.auto_comment for c in nb.comments}}
+                          for nb in graded.notebooks}}
 
 
 def write_rows(db: Path, assignment: str, student: str, rows: dict) -> None:

@@ -25,16 +25,13 @@ class WarmNbgrader:
     """The worker's side: start the server, ask it to run nbgrader, stop a run past its time. Any
     number of threads may run nbgrader through one at once: each run has a connection of its own."""
 
-    PATH = "GRADER_WARM_NBGRADER"   # names a running one to the processes a process starts
-
-    def __init__(self, env: dict | None = None, path: str | None = None):
-        """Start a server with `env`, or use the one at `path` (started by another process)."""
-        argv = [sys.executable, "-m", "grader.class_grading.warm_nbgrader"]
-        self.server = None if path else fork_server.Server(argv, env)
-        self.path = path or self.server.path
+    def __init__(self, env: dict):
+        """Start a server with `env`; it dies with the thread that started it."""
+        self.server = fork_server.Server([sys.executable, "-m", "grader.class_grading.warm_nbgrader"], env)
+        self.path = self.server.path
 
     def alive(self) -> bool:
-        return self.server.alive() if self.server else os.path.exists(self.path)
+        return self.server.alive()
 
     def run(self, argv: list, cwd, env: dict, log, timeout: float | None) -> int:
         """nbgrader's exit status for `nbgrader <argv>` run in `cwd` with `env`, its output in `log`;
@@ -57,8 +54,7 @@ class WarmNbgrader:
             return json.loads(ended)["code"]
 
     def stop(self) -> None:
-        if self.server:
-            self.server.stop()
+        self.server.stop()
 
 
 def _run_nbgrader(request: dict) -> None:

@@ -187,7 +187,8 @@ class Zygote:
     The process that starts a zygote names it to the processes it starts (`for_child`, in their
     environment), and each connects and gets a zygote of its own, a fork of the one that imported
     torch: so the 4 s start is paid once for a whole class (make autograde's coordinator starts it for
-    its LocalCluster, a Dask worker of a cluster for all its batches, nbgrader for its notebooks). A
+    the threads of its in-process LocalCluster, a Dask worker of a cluster for all its batches,
+    nbgrader for its notebooks). A
     process whose named zygote is gone starts one of its own. The zygote dies with the THREAD that
     started it (PR_SET_PDEATHSIG): start it from a thread that lives as long as it is needed."""
     _lock = threading.Lock()
@@ -221,6 +222,15 @@ class Zygote:
         if cls._channel is not None:
             cls._channel.close()
         cls._channel = cls._replies = None
+
+    @classmethod
+    def stop(cls) -> None:
+        """Stop this process's own zygote, if it started one (make autograde's, at the end)."""
+        with cls._lock:
+            cls._drop()
+            if cls._server is not None:
+                cls._server.stop()
+            cls._server = None
 
     @classmethod
     def spawn(cls, request: dict) -> None:
