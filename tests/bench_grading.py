@@ -9,7 +9,7 @@
    `make autograde`'s code (grader.class_grading.autograde, JOBS = cores, behind the wall), timing both;
 4. checks that both gradebooks hold the same scores, flags and comments and that
    `nbgrader export` gives the same CSV;
-5. does 3 and 4 again (--rounds, default 2), and prints the speed-up ratio of the fastest run of
+5. does 3 and 4 again (--rounds, default 3), and prints the speed-up ratio of the fastest run of
    each as its last line.
 """
 import argparse
@@ -148,7 +148,7 @@ def grade_both(base: Path, assignment: str, workdir: Path, jobs: int | None = No
                       serial_cpu, parallel_cpu)
 
 
-def main(students: int = 20, jobs: int | None = None, assignment: str = "01_tensors", rounds: int = 2) -> int:
+def main(students: int = 20, jobs: int | None = None, assignment: str = "01_tensors", rounds: int = 3) -> int:
     """Grade the class `rounds` times each way, serial and parallel in turn; the ratio is taken
     between the fastest run of each (a run that the machine slowed down tells nothing about the
     grader), and every run is printed."""
@@ -188,6 +188,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, default=20)
     parser.add_argument("--jobs", type=int, default=None, help="parallel batches (default: one per core)")
-    parser.add_argument("--rounds", type=int, default=2, help="runs of each, serial and parallel in turn")
+    parser.add_argument("--rounds", type=int, default=3, help="runs of each, serial and parallel in turn")
     args = parser.parse_args()
     raise SystemExit(main(students=args.students, jobs=args.jobs, rounds=args.rounds))
