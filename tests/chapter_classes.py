@@ -11,6 +11,8 @@ import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from grader.wall import sandbox, warm_kernels
+
 from conftest import ANSWER_SETS, grade_assignment, load_answers, partial_sets
 from submissions import place_submission, release_copy, solution_copy, with_answers
 
@@ -42,13 +44,24 @@ def grade_serially(chapters, released_course: Path, workdir: Path) -> dict:
         copies[chapter] = Path(workdir) / f"serial_{chapter}" / "course"
         shutil.copytree(released_course, copies[chapter])
 
+    # The nbgrader processes share one warm-kernel zygote, named to them as make autograde names its
+    # own (grader/wall/sandbox.py, Zygote): torch is imported once, not once per chapter. Its kernels'
+    # own messages go to a file beside the courses.
+    with open(Path(workdir) / "kernels-stderr.txt", "ab") as kernels_stderr:
+        zygote = sandbox.start_zygote(kernels_stderr) if warm_kernels.available() else None
+    named = {sandbox.Zygote.PATH: zygote.path} if zygote else {}
+
     def grade(chapter):
         hand_in_chapter(chapter, copies[chapter])
-        grade_assignment(chapter, copies[chapter])
+        grade_assignment(chapter, copies[chapter], env=named)
 
     ordered = sorted(chapters, key=lambda c: (c not in SLOW_CHAPTERS, SLOW_CHAPTERS.index(c) if c in SLOW_CHAPTERS else 0, c))
     # one more nbgrader than cores: each waits now and then (a kernel starting, the reference run)
-    with ThreadPoolExecutor(max_workers=(os.cpu_count() or 2) + 1) as pool:
-        for future in [pool.submit(grade, chapter) for chapter in ordered]:
-            future.result()
+    try:
+        with ThreadPoolExecutor(max_workers=(os.cpu_count() or 2) + 1) as pool:
+            for future in [pool.submit(grade, chapter) for chapter in ordered]:
+                future.result()
+    finally:
+        if zygote:
+            zygote.stop()
     return copies

@@ -160,9 +160,10 @@ def partial_sets(answers: dict) -> dict:
 ALL_CHAPTERS = chapters(REPO_ROOT)
 
 
-def grade_assignment(assignment: str, course: Path, *extra_args) -> None:
-    """Autograde every submission of one assignment in `course` with plain nbgrader."""
-    run_nbgrader("autograde", assignment, "--force", *extra_args, course=course)
+def grade_assignment(assignment: str, course: Path, *extra_args, env=None) -> None:
+    """Autograde every submission of one assignment in `course` with plain nbgrader (`env`: added to
+    its environment)."""
+    run_nbgrader("autograde", assignment, "--force", *extra_args, course=course, env=env)
 
 # Notebooks executed by the tests (nbgrader kernels inherit this) run in quick, offline mode,
 # as in CI and `make test`, also when pytest is called directly.
