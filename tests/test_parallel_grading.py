@@ -36,6 +36,19 @@ def hand_in_class(course, assignment):
         (course / "submitted" / student / assignment / "timestamp.txt").write_text(TIMESTAMP)
 
 
+def _fork_servers_running() -> list:
+    """The command lines of this process's descendants that are a zygote or a warm nbgrader."""
+    found = []
+    for process in psutil.Process().children(recursive=True):
+        try:
+            command = process.cmdline()
+        except psutil.Error:   # ended, or a zombie: not running
+            continue
+        if any("warm_kernels" in part or "warm_nbgrader" in part for part in command):
+            found.append(" ".join(command))
+    return found
+
+
 @pytest.fixture(scope="module")
 def two_courses(tmp_path_factory):
     """The benchmark's own machinery (bench_grading.grade_both), on the tiny assignment."""
@@ -48,9 +61,7 @@ def two_courses(tmp_path_factory):
     environment = dict(os.environ)
     with contextlib.redirect_stderr(said):
         result = grade_both(base, assignment, tmp_path_factory.mktemp("graded"), jobs=2)
-    left = {"environment": (environment, dict(os.environ)),
-            "servers": [" ".join(p.cmdline()) for p in psutil.Process().children(recursive=True)
-                        if any("warm_kernels" in a or "warm_nbgrader" in a for a in p.cmdline())]}
+    left = {"environment": (environment, dict(os.environ)), "servers": _fork_servers_running()}
     return (assignment, result.serial, result.parallel, (result.parallel_code, result.serial_code), said.getvalue(),
             left)
 

@@ -1,11 +1,15 @@
 """What travels between make autograde's coordinator and its workers (grader/class_grading/transfer.py,
 grader/judge/reference.py): folders as data, gradebook rows as data, a reference run as data."""
+import contextvars
 import os
+from concurrent.futures import ThreadPoolExecutor
 
+import nbformat
 import pytest
+from jupyter_core.utils import ensure_event_loop
 
 from grader.class_grading.transfer import read_tree, write_tree
-from grader.judge.reference import fingerprint, records_from_saved
+from grader.judge.reference import fingerprint, records_from_saved, saved_reference
 
 
 def test_a_folder_travels_as_its_plain_files_only(tmp_path):
@@ -41,3 +45,23 @@ def test_a_saved_reference_is_used_only_for_its_solution_hidden_tests_and_studen
     assert records_from_saved(saved, solution, {"f_tests": hidden["f_tests"] + "#"}, ["ann"]) is None
     solution.write_text('{"cells": [], "changed": 1}')
     assert records_from_saved(saved, solution, hidden, ["ann"]) is None
+
+
+def test_two_reference_runs_at_once_in_one_process(tmp_path):
+    """make autograde's worker threads run in the coordinator's process, each task in a copy of the
+    context that submitted it (Dask's executor). A synchronous jupyter_client or nbclient call made
+    earlier in that thread leaves jupyter_core's event loop in its context: two reference runs at
+    once must not both run on it ("This event loop is already running")."""
+    ensure_event_loop()   # what such an earlier call leaves in this thread's context
+    solution = tmp_path / "A" / "A.ipynb"
+    solution.parent.mkdir()
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 6 * 7")]), solution)
+    hidden = {"x_tests": "def hidden_checks(check, rng):\n    check('x', x)\n"}
+    contexts = {student: contextvars.copy_context() for student in ("ann", "bob")}
+    with ThreadPoolExecutor(2) as pool:
+        runs = {student: pool.submit(context.run, saved_reference, solution, "A", "A", hidden, [student])
+                for student, context in contexts.items()}
+        saved = {student: run.result() for student, run in runs.items()}
+    for student, run in saved.items():
+        [check] = records_from_saved(run, solution, hidden, [student])[student]["x_tests"].checks
+        assert check.value == 42

@@ -9,6 +9,7 @@ grades, for every student handed in (submitted/*/<assignment>/), and reuses it f
 reference probe that fails is an instructor's bug and stops grading loudly (RuntimeError), rather
 than costing students points.
 """
+import asyncio
 import dataclasses
 import hashlib
 import json
@@ -75,10 +76,14 @@ def run_with_probes(nb, solution: Path, assignment: str, notebook: str, hidden: 
         # with no CPU or memory limit: it runs the instructor's code and a whole class's probes
         km = sandbox.kernel_manager(dataclasses.replace(sandbox.Limits.from_env(), cpu_seconds=None,
                                                         memory_bytes=None))
-        NotebookClient(nb, km=km, timeout=timeout, allow_errors=True, kernel_name="python3", interrupt_on_timeout=True,
-                       skip_cells_with_tag=SKIP_WHEN_GRADING,   # as in the student's kernel
-                       shutdown_kernel="immediate",             # as in the student's kernel
-                       resources={"metadata": {"path": workdir}}).execute(env=dict(os.environ, **GRADING_THREADS))
+        client = NotebookClient(nb, km=km, timeout=timeout, allow_errors=True, kernel_name="python3",
+                                interrupt_on_timeout=True,
+                                skip_cells_with_tag=SKIP_WHEN_GRADING,   # as in the student's kernel
+                                shutdown_kernel="immediate",             # as in the student's kernel
+                                resources={"metadata": {"path": workdir}})
+        # on an event loop of its own: make autograde's worker threads run references side by side
+        # in one process, where nbclient's synchronous execute() could share one loop between them
+        asyncio.run(client.async_execute(env=dict(os.environ, **GRADING_THREADS)))
     # (cells of `nb` that carry "probe_for" metadata of their own come back too)
     return {tuple(cell.metadata["probe_for"]): cell.outputs for cell in nb.cells if "probe_for" in cell.metadata}
 
