@@ -203,7 +203,7 @@ _warm_lock = threading.Lock()
 
 def warm_nbgrader(instead_of: WarmNbgrader | None = None) -> WarmNbgrader:
     """This worker's warm nbgrader, started if it is not running, or started again if it died or
-    failed (`instead_of`). It dies with the thread that first started it (PR_SET_PDEATHSIG)."""
+    failed (`instead_of`). It dies with the thread that started it (PR_SET_PDEATHSIG)."""
     global _warm
     with _warm_lock:
         if _warm is None or not _warm.alive() or _warm is instead_of:

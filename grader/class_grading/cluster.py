@@ -1,6 +1,7 @@
 """The Dask cluster that `make autograde` grades on: by default a LocalCluster of one worker with
 JOBS threads in the command's own process, which the command starts and stops itself, or an
-existing cluster (`make autograde SCHEDULER=tcp://host:8786`). docs/GRADING.md, "How parallel grading works".
+existing cluster (`make autograde SCHEDULER=tcp://host:8786`). docs/GRADING.md, "How parallel
+grading works".
 """
 import logging
 import os
@@ -48,10 +49,10 @@ def warm_servers(wall: bool):
     nbgrader, started now, so that their imports (torch in each, 4 s and 3.5 s) overlap the cluster's
     start; the in-process worker's threads use them (grader/class_grading/batch.py); stopped with
     the cluster. The worker's tasks set the COURSE_* settings they are sent in the environment,
-    which here is this process's: it is put back afterwards."""
+    which here is this process's: those are put back afterwards."""
     from grader.class_grading import batch
     from grader.wall import sandbox
-    environment = dict(os.environ)
+    settings = _course_settings()
     with tempfile.TemporaryFile() as kernels_stderr:   # kernels' own messages, not the instructor's terminal
         kept_stderr, sandbox.Zygote.stderr = sandbox.Zygote.stderr, kernels_stderr
         try:
@@ -63,5 +64,10 @@ def warm_servers(wall: bool):
             batch.stop_warm_nbgrader()
             sandbox.Zygote.stop()
             sandbox.Zygote.stderr = kept_stderr
-            os.environ.clear()
-            os.environ.update(environment)
+            for name in _course_settings():
+                del os.environ[name]
+            os.environ.update(settings)
+
+
+def _course_settings() -> dict:
+    return {name: value for name, value in os.environ.items() if name.startswith("COURSE_")}
