@@ -24,6 +24,13 @@ def _stuck_course(folder):
     return folder
 
 
+def _running(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:   # reaped between two looks
+        return False
+
+
 def test_runs_nbgrader_and_stops_a_run_past_its_time(tmp_path):
     server = WarmNbgrader(tool_env())
     try:
@@ -64,7 +71,7 @@ def test_threads_share_one_server_and_a_run_whose_client_left_is_stopped(tmp_pat
             pid = json.loads(channel.makefile("r").readline())["pid"]
             assert psutil.pid_exists(pid)
         deadline = time.time() + 10
-        while psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+        while _running(pid):
             assert time.time() < deadline, "nbgrader outlived the client that asked for it"
             time.sleep(0.1)
         assert server.alive()

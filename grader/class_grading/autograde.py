@@ -109,9 +109,10 @@ REFERENCE_MIN = 5   # students per reference task, at least: below that, one run
 
 
 def reference_chunks(students: list, jobs: int) -> list:
-    """The students of one assignment, split for its reference tasks: one per worker, so that the
-    workers run them side by side at the start, none waiting for another's (each runs the solution
-    notebook once, then its students' probes), unless the class is too small for that to pay."""
+    """The students of one assignment, split for its reference tasks: one per worker thread, so
+    that the threads run them side by side at the start, none waiting for another's (each runs the
+    solution notebook once, then its students' probes), unless the class is too small for that to
+    pay."""
     size = max(REFERENCE_MIN, math.ceil(len(students) / jobs))
     return [tuple(students[k:k + size]) for k in range(0, len(students), size)]
 

@@ -73,9 +73,20 @@ def warm_up(env: dict, wall: bool = True) -> None:
     wait for them). Here, in a task's thread, which lives as long as the worker: each of the two
     dies with the thread that started it (PR_SET_PDEATHSIG)."""
     _take_settings(env, wall)
+    start_servers(wall)
+
+
+def start_servers(wall: bool) -> None:
+    """This process's zygote (`wall`: kernels will be walled, warm ones then) and warm nbgrader,
+    started if they are not running; `stop_servers` stops both."""
     if wall:
         sandbox.Zygote.for_child()
     warm_nbgrader()
+
+
+def stop_servers() -> None:
+    stop_warm_nbgrader()
+    sandbox.Zygote.stop()
 
 
 def hold(files: AssignmentFiles) -> AssignmentFiles:

@@ -56,13 +56,10 @@ def warm_servers(wall: bool):
     with tempfile.TemporaryFile() as kernels_stderr:   # kernels' own messages, not the instructor's terminal
         kept_stderr, sandbox.Zygote.stderr = sandbox.Zygote.stderr, kernels_stderr
         try:
-            if wall:
-                sandbox.Zygote.for_child()
-            batch.warm_nbgrader()
+            batch.start_servers(wall)
             yield
         finally:
-            batch.stop_warm_nbgrader()
-            sandbox.Zygote.stop()
+            batch.stop_servers()
             sandbox.Zygote.stderr = kept_stderr
             for name in _course_settings():
                 del os.environ[name]

@@ -188,9 +188,9 @@ class Zygote:
     environment), and each connects and gets a zygote of its own, a fork of the one that imported
     torch: so the 4 s start is paid once for a whole class (make autograde's coordinator starts it for
     the threads of its in-process LocalCluster, a Dask worker of a cluster for all its batches,
-    nbgrader for its notebooks). A
-    process whose named zygote is gone starts one of its own. The zygote dies with the THREAD that
-    started it (PR_SET_PDEATHSIG): start it from a thread that lives as long as it is needed."""
+    nbgrader for its notebooks). A process whose named zygote is gone starts one of its own. The
+    zygote dies with the THREAD that started it (PR_SET_PDEATHSIG): start it from a thread that
+    lives as long as it is needed."""
     _lock = threading.Lock()
     _server = None                  # the fork_server.Server this process started
     _channel = None                 # this process's connection to a zygote
