@@ -22,7 +22,7 @@ ROSTER   ?= hub/roster.txt
 # JupyterHub's proxy, from npm at the version hub/package-lock.json pins, into hub/node_modules
 PROXY  := hub/node_modules/.bin/configurable-http-proxy
 
-.PHONY: help setup lock lab instructor-lab hub test doctor outputs release autograde feedback grades check student-bundle bench-grading audit-seeds stress-ddp clean
+.PHONY: help setup lock lab instructor-lab hub test doctor gpu-check outputs release autograde feedback grades check student-bundle bench-grading audit-seeds stress-ddp clean
 
 help:  ## list the verbs
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
@@ -69,7 +69,8 @@ hub: setup $(PROXY)  ## JupyterHub for a class from ROSTER (hub/roster.txt): mak
 	$(PY) -m grader.hub $(ROSTER) --root $(HUB_ROOT) --url $(HUB_URL)
 
 # COURSE_QUICK shortens training and COURSE_OFFLINE keeps off the network (FashionMNIST from disk), as in CI,
-# so that nbval compares against the outputs committed in solutions/. The class-on-a-hub tests
+# so that nbval compares against the outputs committed in solutions/. CUDA is hidden (CUDA_VISIBLE_DEVICES=):
+# the stored outputs are CPU outputs, so the suite passes on a GPU machine too; `make gpu-check` runs the GPU. The class-on-a-hub tests
 # (BESIDE: mostly waiting on a browser and a hub), then nbval, then two busy modules that need no
 # fixture but the released course (LATER) run beside the suite, on the CPU it leaves idle: its serial tests
 # first, then the gaps between its busy modules (tests/conftest.py runs those last). They run at a
@@ -82,7 +83,7 @@ LATER := tests/test_run_all.py tests/test_no_answer_ships.py
 TEST_TIMEOUT ?= 3600
 STOP_HANG = timeout -k 60 -s INT $(TEST_TIMEOUT)
 test: setup $(PROXY)  ## run the whole suite: harness tests, end-to-end grading, nbval on solutions/
-	@export COURSE_QUICK=1 COURSE_OFFLINE=1; \
+	@export COURSE_QUICK=1 COURSE_OFFLINE=1 CUDA_VISIBLE_DEVICES=; \
 	{ nice -n 10 $(STOP_HANG) $(PY) -m pytest $(BESIDE) -p no:cacheprovider --durations=10 && hub=0 || hub=$$?; \
 	  nice -n 10 $(STOP_HANG) $(PY) -m pytest --nbval solutions --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 300 \
 		-p no:cacheprovider && notebooks=0 || notebooks=$$?; \
@@ -96,8 +97,14 @@ test: setup $(PROXY)  ## run the whole suite: harness tests, end-to-end grading,
 doctor: setup  ## check Python, torch, nbgrader, jupyterlab, CPU threads, CUDA and MPS
 	$(PY) -m torchcourse.doctor
 
-outputs: setup  ## re-execute solutions/ in place, as CI does, to refresh the committed outputs
-	COURSE_QUICK=1 COURSE_OFFLINE=1 $(PY) -m grader outputs
+# No `setup`: a lent GPU machine has torch, torchvision and matplotlib but no Jupyter or nbgrader, and this
+# needs no more (python3 is .venv's where there is one). Full mode on the best device; GPU_CHECK_ARGS=--quick
+# for quick mode; the table and its log go to docs/measurements/<date>-<device>/.
+gpu-check:  ## every chapter as a student's Run All on this machine's best device: make gpu-check CHAPTERS="00_setup 10_distributed"
+	python3 -m grader.gpu_check $(CHAPTERS) $(GPU_CHECK_ARGS)
+
+outputs: setup  ## re-execute solutions/ in place, as CI does (CPU, quick mode), to refresh the committed outputs
+	COURSE_QUICK=1 COURSE_OFFLINE=1 CUDA_VISIBLE_DEVICES= $(PY) -m grader outputs $(CHAPTERS)
 
 release: setup  ## solutions/ -> notebooks/ and the exchange, every chapter (nbgrader generate_assignment, release_assignment)
 	$(PY) -m grader release
