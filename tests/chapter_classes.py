@@ -1,28 +1,24 @@
-"""Every chapter handed in by its class of answer sets and graded by plain serial nbgrader, once
-per test session (conftest's `serially_graded`): test_chapters reads the scores, and
-test_cluster_grading grades the same hand-ins on a Dask cluster and compares.
+"""Every chapter handed in by its class of answer sets and graded ONCE per test session, on the
+parallel path instructors use (`make autograde`: grader.class_grading.autograde.autograde_all, behind
+the wall), in one course (conftest's `graded_class`): test_chapters reads the scores, and
+test_cluster_grading grades the same hand-ins on a Dask cluster and compares. That the parallel path
+leaves exactly what plain serial nbgrader leaves is tests/test_parallel_grading.py's to show.
 
 - `reference`: the solution notebook itself; `untouched`: the student release, as downloaded;
 - one student per answer set of tests/answers/<chapter>.py (conftest.ANSWER_SETS), and per partial
   set the chapter has (the reference with some exercises answered by that set).
 """
-import os
+import contextlib
+import io
 import shutil
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from grader.wall import sandbox, warm_kernels
+from grader.class_grading.autograde import autograde_all, default_jobs
 
-from conftest import ANSWER_SETS, grade_assignment, load_answers, partial_sets
+from conftest import ANSWER_SETS, load_answers, partial_sets
 from submissions import place_submission, release_copy, solution_copy, with_answers
 
 STUDENTS = ("reference", "untouched", *ANSWER_SETS)
-# The longest to grade first, so that no core idles at the end: seconds each, graded 3 at a time on
-# 2 quiet cores, 2026-11-26 (07 94, 10 83, 06 72, 09 52, 08 47, 02 43, 04 35, 03 34, 05 28, 01 27,
-# 00 17; in alphabetical order, 05 ran alone for the last 18 s). A chapter not listed goes first.
-LONGEST_FIRST = ["07_fashion_mnist_lab", "10_distributed", "06_debugging", "09_performance", "08_gpu_training",
-                 "02_autograd", "04_data_loading", "03_neural_networks", "05_training_loop", "01_tensors",
-                 "00_setup"]
 
 
 def hand_in_chapter(chapter: str, course: Path) -> list:
@@ -39,33 +35,16 @@ def hand_in_chapter(chapter: str, course: Path) -> list:
     return [*STUDENTS, *partial]
 
 
-def grade_serially(chapters, released_course: Path, workdir: Path) -> dict:
-    """{chapter: course}: each chapter handed in and graded by plain `nbgrader autograde` in its own
-    copy of `released_course` (its own gradebook), so chapters are graded side by side without
-    sharing a sqlite file."""
-    copies = {}
+def grade_class(chapters, released_course: Path, workdir: Path) -> Path:
+    """A copy of `released_course` where every chapter's class was handed in and graded by
+    autograde_all on this machine's cores; what it said on stderr is in `grading-log.txt` beside it."""
+    course = Path(workdir) / "course"
+    shutil.copytree(released_course, course)
     for chapter in chapters:
-        copies[chapter] = Path(workdir) / f"serial_{chapter}" / "course"
-        shutil.copytree(released_course, copies[chapter])
-
-    # The nbgrader processes share one warm-kernel zygote, named to them as make autograde names its
-    # own (grader/wall/sandbox.py, Zygote): torch is imported once, not once per chapter. Its kernels'
-    # own messages go to a file beside the courses.
-    with open(Path(workdir) / "kernels-stderr.txt", "ab") as kernels_stderr:
-        zygote = sandbox.start_zygote(kernels_stderr) if warm_kernels.available() else None
-    named = {sandbox.Zygote.PATH: zygote.path} if zygote else {}
-
-    def grade(chapter):
-        hand_in_chapter(chapter, copies[chapter])
-        grade_assignment(chapter, copies[chapter], env=named)
-
-    ordered = sorted(chapters, key=lambda c: (LONGEST_FIRST.index(c) if c in LONGEST_FIRST else -1, c))
-    # one more nbgrader than cores: each waits now and then (a kernel starting, the reference run)
-    try:
-        with ThreadPoolExecutor(max_workers=(os.cpu_count() or 2) + 1) as pool:
-            for future in [pool.submit(grade, chapter) for chapter in ordered]:
-                future.result()
-    finally:
-        if zygote:
-            zygote.stop()
-    return copies
+        hand_in_chapter(chapter, course)
+    said = io.StringIO()
+    with contextlib.redirect_stderr(said):
+        code = autograde_all(jobs=default_jobs(), course=course, progress=False)
+    (Path(workdir) / "grading-log.txt").write_text(said.getvalue())
+    assert code == 0, f"make autograde failed on the chapters' classes:\n{said.getvalue()[-6000:]}"
+    return course

@@ -30,18 +30,18 @@ def released_course(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def serially_graded(request, released_course, tmp_path_factory) -> dict:
-    """{chapter: a course where plain serial nbgrader graded that chapter's class} (tests/chapter_classes.py),
-    for the chapters the session's selected tests ask about: the `chapter` parameter of the tests that
-    use this fixture, and the SERIAL_CHAPTERS of their modules."""
-    from chapter_classes import grade_serially
+def graded_class(request, released_course, tmp_path_factory) -> Path:
+    """A course where `make autograde`'s parallel path graded every asked-for chapter's class once
+    (tests/chapter_classes.py): the chapters are the `chapter` parameter of the tests that use this
+    fixture, and the CLASS_CHAPTERS of their modules."""
+    from chapter_classes import grade_class
     wanted = set()
     for item in request.session.items:
-        if "serially_graded" in item.fixturenames:
-            wanted |= set(getattr(item.module, "SERIAL_CHAPTERS", ()))
+        if "graded_class" in item.fixturenames:
+            wanted |= set(getattr(item.module, "CLASS_CHAPTERS", ()))
             if hasattr(item, "callspec") and "chapter" in item.callspec.params:
                 wanted.add(item.callspec.params["chapter"])
-    return grade_serially(sorted(wanted), released_course, tmp_path_factory.mktemp("serially_graded"))
+    return grade_class(sorted(wanted), released_course, tmp_path_factory.mktemp("graded_class"))
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""End to end through nbgrader, per chapter: six students hand in six versions.
+"""End to end through `make autograde` (nbgrader, behind the wall, judged), per chapter: six students hand
+in six versions (tests/chapter_classes.py grades them all once).
 
 - `reference`: the solution notebook itself            -> full marks
 - `untouched`: the student release, as downloaded      -> 0
@@ -31,11 +32,11 @@ def visible_tests(graded_notebook) -> dict:
 
 
 @pytest.fixture(scope="module")
-def graded(serially_graded):
+def graded(graded_class):
     """chapter -> {student: {"scores": cell scores, "visible": the judge's record of the visible asserts}}."""
     def results(chapter):
-        course = serially_graded[chapter]
-        students = sorted(p.name for p in (course / "submitted").iterdir())
+        course = graded_class
+        students = sorted(p.parent.name for p in (course / "submitted").glob(f"*/{chapter}"))
         return {student: {"scores": cell_scores(course, chapter, student),
                           "visible": visible_tests(course / "autograded" / student / chapter / f"{chapter}.ipynb")}
                 for student in students}

@@ -1,6 +1,7 @@
 """`make autograde SCHEDULER=...` on a real Dask cluster on this machine: a `dask scheduler` and two
 `dask worker` processes, each in its own folder, on 127.0.0.1. Every score must equal serial
-nbgrader's (conftest's `serially_graded`, the same hand-ins), even though one worker is killed while
+`make autograde`'s on this machine (conftest's `graded_class`, the same hand-ins, graded by a LocalCluster;
+tests/test_parallel_grading.py shows that equals plain serial nbgrader), even though one worker is killed while
 it grades; an unreachable scheduler is reported within seconds and nothing is written; a worker
 without the wall refuses.
 """
@@ -26,7 +27,7 @@ from grader import timings
 from grader.class_grading import cluster
 from grader.class_grading.autograde import autograde_all, submissions
 
-SERIAL_CHAPTERS = ("00_setup", "01_tensors", "02_autograd")   # graded serially once, for the comparison
+CLASS_CHAPTERS = ("00_setup", "01_tensors", "02_autograd")   # graded here and by graded_class, compared
 DASK = Path(sys.executable).with_name("dask")
 
 
@@ -93,11 +94,12 @@ def _kill_a_worker_while_it_grades(address: str, found: dict, done: threading.Ev
 
 
 @pytest.fixture(scope="module")
-def cluster_graded(scheduler, serially_graded, released_course, tmp_path_factory):
+def cluster_graded(scheduler, graded_class, released_course, tmp_path_factory):
     course = tmp_path_factory.mktemp("cluster_graded") / "course"
     shutil.copytree(released_course, course)
-    for chapter in SERIAL_CHAPTERS:
-        shutil.copytree(serially_graded[chapter] / "submitted", course / "submitted", dirs_exist_ok=True)
+    for student, chapter in submissions(graded_class):
+        if chapter in CLASS_CHAPTERS:
+            shutil.copytree(graded_class / "submitted" / student / chapter, course / "submitted" / student / chapter)
     killed, done, said, spent = {}, threading.Event(), io.StringIO(), Counter()
     killer = threading.Thread(target=_kill_a_worker_while_it_grades, args=(scheduler, killed, done))
     killer.start()
@@ -118,20 +120,21 @@ def test_a_class_over_three_chapters_grades_on_the_cluster(cluster_graded):
     assert spent[timings.REFERENCE_TASKS] > 0, "more batches than workers: reference tasks ran"
     assert spent[timings.REFERENCE] == 0, "and every judge used their outputs, none ran its own"
     assert len(submissions(course)) >= 12
-    assert {a for _, a in submissions(course)} == set(SERIAL_CHAPTERS)
+    assert {a for _, a in submissions(course)} == set(CLASS_CHAPTERS)
 
 
-def test_every_score_equals_serial_nbgrader(cluster_graded, serially_graded):
+def test_every_score_equals_the_local_grading(cluster_graded, graded_class):
     """Every cell's score, flag and comment, and each submission's timestamp and late penalty."""
     course, _, _, log, _ = cluster_graded
-    for chapter in SERIAL_CHAPTERS:
-        assert gradebook_state(course, chapter) == gradebook_state(serially_graded[chapter], chapter), log[-6000:]
-        for student, assignment in submissions(serially_graded[chapter]):
+    for chapter in CLASS_CHAPTERS:
+        assert gradebook_state(course, chapter) == gradebook_state(graded_class, chapter), log[-6000:]
+    for student, assignment in submissions(graded_class):
+        if assignment in CLASS_CHAPTERS:
             graded = course / "autograded" / student / assignment / f"{assignment}.ipynb"
             assert graded.is_file(), f"{student}/{assignment} has no graded notebook"
 
 
-def test_a_worker_killed_while_grading_loses_and_doubles_nothing(cluster_graded, serially_graded):
+def test_a_worker_killed_while_grading_loses_and_doubles_nothing(cluster_graded):
     course, code, killed, log, _ = cluster_graded
     assert killed.get("nbgrader"), "no worker was seen grading, so none was killed"
     # its nbgrader died with it (and its kernels with nbgrader): nothing runs on for a dead worker
@@ -139,19 +142,20 @@ def test_a_worker_killed_while_grading_loses_and_doubles_nothing(cluster_graded,
     while any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE for p in killed["nbgrader"]):
         assert time.time() < deadline, f"nbgrader {killed['nbgrader']} outlived its killed worker"
         time.sleep(0.2)
-    # exactly one submission per hand-in, none missing, none extra, all scored as serially
+    # exactly one submission per hand-in, none missing, none extra, all scored as locally
     from nbgrader.api import Gradebook
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        recorded = sorted((s.student.id, a) for a in SERIAL_CHAPTERS for s in gb.assignment_submissions(a))
+        recorded = sorted((s.student.id, a) for a in CLASS_CHAPTERS for s in gb.assignment_submissions(a))
     assert recorded == sorted(submissions(course))
     assert code == 0 and "NOT GRADED" not in log and "FAILED" not in log, log[-6000:]
 
 
 def test_an_unreachable_scheduler_is_reported_within_seconds_and_nothing_is_written(
-        serially_graded, released_course, tmp_path, monkeypatch):
+        graded_class, released_course, tmp_path, monkeypatch):
     course = tmp_path / "course"
     shutil.copytree(released_course, course)
-    shutil.copytree(serially_graded["01_tensors"] / "submitted" / "reference", course / "submitted" / "reference")
+    shutil.copytree(graded_class / "submitted" / "reference" / "01_tensors",
+                    course / "submitted" / "reference" / "01_tensors")
     before = (course / "gradebook.db").read_bytes()
     monkeypatch.setattr(cluster, "CONNECT_SECONDS", 3)
     start = time.perf_counter()
@@ -163,12 +167,13 @@ def test_an_unreachable_scheduler_is_reported_within_seconds_and_nothing_is_writ
 
 
 def test_a_worker_without_the_wall_refuses_and_nothing_is_written(
-        serially_graded, released_course, tmp_path, monkeypatch, capsys, in_process_cluster):
+        graded_class, released_course, tmp_path, monkeypatch, capsys, in_process_cluster):
     """(The worker is a thread of this process, so that the missing bubblewrap can be faked.)"""
     from grader.wall import sandbox
     course = tmp_path / "course"
     shutil.copytree(released_course, course)
-    shutil.copytree(serially_graded["01_tensors"] / "submitted" / "reference", course / "submitted" / "reference")
+    shutil.copytree(graded_class / "submitted" / "reference" / "01_tensors",
+                    course / "submitted" / "reference" / "01_tensors")
     before = (course / "gradebook.db").read_bytes()
     monkeypatch.setattr(sandbox, "bwrap", lambda: None)
     assert autograde_all(course=course, client=in_process_cluster, progress=False) == 1
