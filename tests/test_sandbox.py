@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 from nbclient import NotebookClient
@@ -241,3 +242,49 @@ print(os.getuid(), int(status["CapEff"], 16), int(status["CapBnd"], 16), status[
 """ % (str(REPO_ROOT / "solutions"), str(tmp_path / "nbwork"))])
     if os.geteuid() == 0:   # (a grader that is not root starts every kernel cold)
         assert out[0].split() == ["65534", "0", "0", "1", "77", "0", "False", "none", "None", "True", "True"], out[0]
+
+
+# Run in a graded kernel: what it is told about GPUs, what torch says, and whether torch asked the CUDA
+# driver (cudaGetDeviceCount, through torch._C._cuda_getDeviceCount) to find out.
+GPU_VIEW = """
+import os, torch
+asked = []
+torch._C._cuda_getDeviceCount = lambda: asked.append(1) or 0
+print(repr(os.environ.get("CUDA_VISIBLE_DEVICES")), repr(os.environ.get("HIP_VISIBLE_DEVICES")),
+      torch.cuda.is_available(), torch.cuda.device_count(), torch.accelerator.is_available(), len(asked),
+      sorted(p for p in os.listdir("/dev") if p.startswith(("nvidia", "kfd", "dri"))))
+"""
+NO_GPU_VIEW = ["''", "''", "False", "0", "False", "0", "[]"]
+
+
+def test_graded_code_sees_no_gpu(tmp_path):
+    """CUDA (and ROCm) are hidden in the wall's environment, whatever the grader's own setting, so
+    torch answers "no GPU" without calling the driver (which, with no device node in the wall's /dev,
+    warned "CUDA initialization: ... Error 304" on stderr on a grading host with a GPU)."""
+    proc = walled(tmp_path, GPU_VIEW, env={"CUDA_VISIBLE_DEVICES": "0", "HIP_VISIBLE_DEVICES": "0"})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == NO_GPU_VIEW, proc.stdout
+    assert proc.stderr == ""
+
+
+@pytest.mark.parametrize("warm", ["1", "0"])
+def test_warm_and_cold_kernels_see_no_gpu(tmp_path, monkeypatch, warm):
+    """The same in a graded kernel, warm (forked from the zygote, which imported torch) and cold."""
+    monkeypatch.setenv("COURSE_WARM_KERNELS", warm)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    out = _run_notebook(tmp_path, [GPU_VIEW])
+    assert out[0].split() == NO_GPU_VIEW, out[0]
+
+
+def test_the_zygote_hides_gpus_before_it_imports_torch():
+    """The zygote's environment from its first instruction on (what its kernels inherit with torch)."""
+    zygote = sandbox.start_zygote()
+    proc = f"/proc/{zygote.process.pid}"
+    try:
+        deadline = time.monotonic() + 30
+        while "warm_kernels" not in open(f"{proc}/cmdline").read() and time.monotonic() < deadline:
+            time.sleep(0.01)   # until the exec: before it, the environment is still ours
+        environ = dict(item.split("=", 1) for item in open(f"{proc}/environ").read().split("\0") if "=" in item)
+    finally:
+        zygote.stop()
+    assert environ["CUDA_VISIBLE_DEVICES"] == "" and environ["HIP_VISIBLE_DEVICES"] == ""

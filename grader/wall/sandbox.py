@@ -25,6 +25,7 @@ from traitlets import Type, Unicode, default
 
 from grader import debian
 from grader.wall import fork_server, warm_kernels
+from grader.wall.no_gpu import NO_GPU
 from grader.course import REPO_ROOT
 from grader.pipeline import GRADING_THREADS
 
@@ -112,7 +113,8 @@ def read_only_paths(course: Path = REPO_ROOT) -> list:
 
 
 def passthrough_env() -> dict:
-    """The only environment the kernel gets: course switches, no secrets."""
+    """The only environment the kernel gets: course switches, no secrets, no GPU (NO_GPU, set last:
+    no setting of the grader's can show one)."""
     env = {"PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
            "HOME": "/tmp/home", "MPLCONFIGDIR": "/tmp/home/.matplotlib",
            "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "COURSE_SANDBOXED": "1"}
@@ -120,6 +122,7 @@ def passthrough_env() -> dict:
         if key.startswith(("COURSE_", "NBGRADER_", "OMP_", "MKL_")) or key in ("CI", "TZ"):
             env.setdefault(key, value)
     env.update(GRADING_THREADS)
+    env.update(NO_GPU)
     return env
 
 
