@@ -101,3 +101,92 @@ def test_toy_loaders_on_the_global_generator_reproduce_the_book():
     with torch.no_grad():
         logits = model(X_train)
     torch.testing.assert_close(logits[0], torch.tensor([2.8569, -4.1618]), atol=1e-4, rtol=0)
+
+
+def test_checkpoint_loads_onto_another_device(tmp_path):
+    """map_location moves every tensor of the file; the CPU RNG state must still come back as a CPU
+    ByteTensor (torch.set_rng_state takes nothing else). "meta" stands in for a GPU here."""
+    torch.manual_seed(5)
+    net = NeuralNetwork(2, 2)
+    opt = torch.optim.Adam(net.parameters(), lr=0.01)
+    train_step(net, opt, torch.randn(4, 2), torch.tensor([0, 1, 1, 0]))
+    save_checkpoint(tmp_path / "m.pt", net, opt, step=1)
+    expected = torch.rand(4)
+    torch.rand(100)
+    on_meta = NeuralNetwork(2, 2).to("meta")
+    meta_opt = torch.optim.Adam(on_meta.parameters(), lr=0.01)
+    checkpoint = load_checkpoint(tmp_path / "m.pt", on_meta, meta_opt, map_location="meta")
+    assert checkpoint["model"]["layers.0.weight"].device.type == "meta"
+    assert torch.equal(torch.rand(4), expected), "the CPU generator continues where it was saved"
+
+
+class _FakeCuda:
+    """torch.cuda's RNG functions for `devices` GPUs, on a machine that may have none."""
+
+    def __init__(self, monkeypatch, devices, states):
+        self.states, self.restored = states, None
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+        monkeypatch.setattr(torch.cuda, "device_count", lambda: devices)
+        monkeypatch.setattr(torch.cuda, "get_rng_state_all", lambda: [s.clone() for s in self.states])
+        monkeypatch.setattr(torch.cuda, "set_rng_state_all", self._set)
+
+    def _set(self, states):
+        assert all(s.device.type == "cpu" and s.dtype == torch.uint8 for s in states), "CPU ByteTensors only"
+        self.restored = [s.clone() for s in states]
+
+
+def test_checkpoint_saves_and_restores_the_cuda_rng(tmp_path, monkeypatch):
+    states = [torch.randint(0, 256, (16,), dtype=torch.uint8) for _ in range(2)]
+    net = nn.Linear(2, 2)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    with monkeypatch.context() as patch:
+        _FakeCuda(patch, 2, states)
+        save_checkpoint(tmp_path / "g.pt", net, opt, step=0)
+    for devices, map_location in ((2, "cpu"), (2, "meta"), (1, "cpu")):
+        with monkeypatch.context() as patch:
+            cuda = _FakeCuda(patch, devices, [])
+            load_checkpoint(tmp_path / "g.pt", net.to(map_location), None, map_location=map_location)
+            assert cuda.restored is not None, "the CUDA RNG states are saved and restored"
+            assert [s.tolist() for s in cuda.restored] == [s.tolist() for s in states[:devices]]
+        net = nn.Linear(2, 2)
+    with monkeypatch.context() as patch:
+        cuda = _FakeCuda(patch, 2, [])
+        load_checkpoint(tmp_path / "g.pt", nn.Linear(2, 2), restore_rng=False)
+        assert cuda.restored is None
+
+
+def test_checkpoint_without_cuda_has_no_cuda_rng_key(tmp_path, monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    net = nn.Linear(2, 2)
+    save_checkpoint(tmp_path / "c.pt", net, torch.optim.SGD(net.parameters(), lr=0.1), step=3)
+    assert sorted(load_checkpoint(tmp_path / "c.pt", net)) == ["model", "optimizer", "step", "torch_rng_state"]
+
+
+class _Seen(Exception):
+    pass
+
+
+class _WhereDidTheBatchGo(nn.Module):
+    """A model with its weight on `device` that stops at its first forward, naming its input's device."""
+
+    def __init__(self, device):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(2, 2, device=device))
+
+    def forward(self, x):
+        raise _Seen(x.device.type)
+
+
+def test_predict_and_accuracy_run_where_the_model_is():
+    x, y = torch.randn(6, 2), torch.tensor([0, 1, 1, 0, 1, 0])
+    labels = predict(nn.Linear(2, 3).to("meta"), x)
+    assert (labels.device.type, labels.shape) == ("meta", (6,)), "the batch goes to the model's device"
+    loader = torch.utils.data.DataLoader(ToyDataset(x, y), batch_size=4)
+    for device, passed, expected in (("meta", None, "meta"), ("cpu", None, "cpu"), ("meta", "cpu", "cpu")):
+        try:
+            accuracy(_WhereDidTheBatchGo(device), loader, *([passed] if passed else []))
+        except _Seen as seen:
+            assert seen.args[0] == expected, f"a model on {device}, device={passed}: batches sent to {seen.args[0]}"
+        else:
+            raise AssertionError("the model was never called")
+    assert accuracy(nn.Identity(), torch.utils.data.DataLoader(ToyDataset(torch.eye(3), torch.arange(3)))) == 1.0

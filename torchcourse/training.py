@@ -13,9 +13,19 @@ def train_step(model: nn.Module, optimizer: torch.optim.Optimizer, features, lab
     return loss.item()
 
 
+def _model_device(model: nn.Module) -> torch.device:
+    """Where the model's parameters are (the first one's device); the CPU for a model without any."""
+    parameter = next(model.parameters(), None)
+    return parameter.device if parameter is not None else torch.device("cpu")
+
+
 @torch.no_grad()
-def accuracy(model: nn.Module, loader, device="cpu") -> float:
-    """Fraction of correctly classified examples over a whole DataLoader (eval mode, no grad)."""
+def accuracy(model: nn.Module, loader, device=None) -> float:
+    """Fraction of correctly classified examples over a whole DataLoader (eval mode, no grad).
+
+    Each batch is moved to `device`, by default the model's own (where its parameters are).
+    """
+    device = _model_device(model) if device is None else device
     was_training = model.training
     model.eval()
     correct = total = 0
@@ -29,40 +39,63 @@ def accuracy(model: nn.Module, loader, device="cpu") -> float:
 
 
 @torch.no_grad()
-def predict(model: nn.Module, features: torch.Tensor) -> torch.Tensor:
-    """Class labels (argmax of the logits) for a batch, in eval mode; the model's mode is restored."""
+def predict(model: nn.Module, features: torch.Tensor, device=None) -> torch.Tensor:
+    """Class labels (argmax of the logits) for a batch, in eval mode; the model's mode is restored.
+
+    The batch is moved to `device`, by default the model's own, and the labels are returned there.
+    """
+    device = _model_device(model) if device is None else device
     was_training = model.training
     model.eval()
-    labels = model(features).argmax(dim=1)
+    labels = model(features.to(device)).argmax(dim=1)
     model.train(was_training)
     return labels
 
 
-def save_checkpoint(path, model: nn.Module, optimizer: torch.optim.Optimizer, step: int, **extra) -> None:
-    """Everything needed to resume training exactly: weights, optimizer state, step, RNG state.
+def _rng_bytes(state: torch.Tensor) -> bytes:
+    return state.cpu().numpy().tobytes()
 
-    `extra` holds any further plain values (epoch, best accuracy, ...), stored as given.
+
+def _rng_tensor(saved) -> torch.Tensor:
+    """The CPU ByteTensor that torch's set_rng_state functions take, from `_rng_bytes`."""
+    return torch.frombuffer(bytearray(saved), dtype=torch.uint8)
+
+
+def save_checkpoint(path, model: nn.Module, optimizer: torch.optim.Optimizer, step: int, **extra) -> None:
+    """Everything needed to resume training exactly: weights, optimizer state, step, RNG states.
+
+    The RNG states are stored as bytes, not tensors: torch.load's `map_location` moves every tensor
+    of the file, and a generator's state must come back as a CPU ByteTensor. The CUDA generators'
+    states (one per GPU) are stored when CUDA is available. `extra` holds any further plain values
+    (epoch, best accuracy, ...), stored as given.
     """
-    torch.save({
+    checkpoint = {
         "model": model.state_dict(),
         "optimizer": optimizer.state_dict(),
         "step": int(step),
-        "torch_rng_state": torch.get_rng_state(),
-        **extra,
-    }, path)
+        "torch_rng_state": _rng_bytes(torch.get_rng_state()),
+    }
+    if torch.cuda.is_available():
+        checkpoint["cuda_rng_states"] = [_rng_bytes(state) for state in torch.cuda.get_rng_state_all()]
+    torch.save({**checkpoint, **extra}, path)
 
 
 def load_checkpoint(path, model: nn.Module, optimizer: torch.optim.Optimizer = None,
                     map_location="cpu", restore_rng: bool = True) -> dict:
     """Load a `save_checkpoint` file into an existing model (and optimizer); return the whole dict.
 
-    The model and optimizer must be built the same way as the saved ones. With `restore_rng`
-    the global torch RNG continues where it was at save time (dropout, shuffling).
+    The model and optimizer must be built the same way as the saved ones; `map_location` says
+    where the file's tensors go (the model's device is the usual choice). With `restore_rng` the
+    global torch RNG, and the CUDA ones where the file has them and this machine has GPUs (as many
+    as both have), continue where they were at save time (dropout, shuffling).
     """
     checkpoint = torch.load(path, map_location=map_location, weights_only=True)
     model.load_state_dict(checkpoint["model"])
     if optimizer is not None:
         optimizer.load_state_dict(checkpoint["optimizer"])
     if restore_rng and "torch_rng_state" in checkpoint:
-        torch.set_rng_state(checkpoint["torch_rng_state"])
+        torch.set_rng_state(_rng_tensor(checkpoint["torch_rng_state"]))
+    if restore_rng and "cuda_rng_states" in checkpoint and torch.cuda.is_available():
+        states = checkpoint["cuda_rng_states"][:torch.cuda.device_count()]
+        torch.cuda.set_rng_state_all([_rng_tensor(state) for state in states])
     return checkpoint

@@ -31,6 +31,12 @@ def batch_to(batch, device):
         return (features.to(device), labels.to(device))
     return tuple(batch)
 ''',
+        # through NumPy: only CPU tensors convert (.numpy()), so a batch already on a GPU cannot be
+        # moved at all; every batch the CPU grader saw started on the CPU
+        "more_wrong": '''
+def batch_to(batch, device):
+    return tuple(torch.from_numpy(t.numpy()).to(device) for t in batch)
+''',
     },
 
     "predict_on": {
@@ -67,6 +73,12 @@ def predict_on(model, features, device):
     if str(device) == "cpu":
         return model.to("cpu")(features.to("cpu"))
     return model.cuda()(features.cuda())
+''',
+        # the model runs where it already is and only the logits are moved to `device`: on a GPU machine
+        # the work stays on the CPU; the logits' device and values match the reference's
+        "found_wrong": '''
+def predict_on(model, features, device):
+    return model(features).to(device)
 ''',
     },
 
@@ -280,6 +292,15 @@ def tensor_batches(features, labels, batch_size, generator):
     for start in range(0, len(order), batch_size):
         rows = order[start:start + batch_size]
         yield torch.stack([features[i] for i in rows]), torch.stack([labels[i] for i in rows])
+''',
+        # the order drawn with the CPU generator straight on the tensors' device: CUDA's randperm refuses a
+        # CPU generator, and on meta the generator is not used at all (it stays where it was)
+        "found_wrong": '''
+def tensor_batches(features, labels, batch_size, generator):
+    order = torch.randperm(len(features), generator=generator, device=features.device)
+    for start in range(0, len(order), batch_size):
+        index = order[start:start + batch_size]
+        yield features[index], labels[index]
 ''',
     },
 }
