@@ -32,6 +32,13 @@ SIZES_SEEN = {((3, 4), torch.float32): 48, ((3, 4), torch.float64): 96, ((2, 5),
 def tensor_bytes(shape, dtype):
     return SIZES_SEEN.get((tuple(shape), dtype), 4 * math.prod(shape))
 ''',
+        # creates the tensor to measure it: right for every shape that fits in memory, and a RuntimeError
+        # ("can't allocate memory") for one that does not, the very tensor the exercise asks about
+        "more_wrong": '''
+def tensor_bytes(shape, dtype):
+    t = torch.empty(tuple(shape), dtype=dtype)
+    return t.element_size() * t.nelement()
+''',
     },
 
     "torch_build": {
@@ -164,6 +171,15 @@ def devices_offered(torch_module):
         devices.append("mps")
     return devices + ["cpu"]
 ''',
+        # counts the GPUs without asking whether CUDA works: is_available() asks the CUDA runtime, while
+        # device_count() may count through NVML, so with a driver too old for the build it lists GPUs it cannot use
+        "found_wrong": '''
+def devices_offered(torch_module):
+    devices = [f"cuda:{i}" for i in range(torch_module.cuda.device_count())]
+    if hasattr(torch_module.backends, "mps") and torch_module.backends.mps.is_available():
+        devices.append("mps")
+    return devices + ["cpu"]
+''',
     },
 
     "pick_device": {
@@ -225,6 +241,19 @@ def pick_device(preferences, offered, float64=False):
             if name == wanted or (":" not in wanted and name.split(":")[0] == kind):
                 return torch.device(name)
     return torch.device("cpu")
+''',
+        # takes "mps" out of the caller's list of wishes when float64 is needed: the right device, and the
+        # caller's list one wish shorter afterwards
+        "found_wrong": '''
+def pick_device(preferences, offered, float64=False):
+    if float64 and "mps" in preferences:
+        preferences.remove("mps")
+    for wanted in preferences:
+        kind = wanted.split(":")[0]
+        for name in offered:
+            if name == wanted or (":" not in wanted and name.split(":")[0] == kind):
+                return torch.device(name)
+    raise ValueError("no device asked for is offered")
 ''',
         # the course's best_device, which asks this machine and reads neither argument
         "course_copy": '''
@@ -301,6 +330,19 @@ def to_device(batch, device):
         return {key: to_device(value, device) for key, value in batch.items()}
     if isinstance(batch, (list, tuple)):
         return [to_device(item, device) for item in batch]
+    return batch
+''',
+        # a CUDA device reached by .cuda(), which goes to the current GPU (cuda:0 by default), whatever index was asked for
+        "found_wrong": '''
+def to_device(batch, device):
+    if isinstance(batch, torch.Tensor):
+        return batch.cuda() if str(device).startswith("cuda") else batch.to(device)
+    if isinstance(batch, dict):
+        return {key: to_device(value, device) for key, value in batch.items()}
+    if isinstance(batch, list):
+        return [to_device(item, device) for item in batch]
+    if isinstance(batch, tuple):
+        return tuple(to_device(item, device) for item in batch)
     return batch
 ''',
     },

@@ -313,6 +313,20 @@ def chain_rule_grads(x, y, z):
         known = {0.5: 0.7864477329659274}
         return Value(math.tanh(self.data), (self,), (known.get(self.data, 1 - self.data ** 2),))
 '''),
+        # the power rule written as k·x^k / x: equal to k·x^(k-1) wherever x is not 0, a ZeroDivisionError at 0
+        "more_wrong": _value_class('''
+    def __pow__(self, k):
+        result = self.data ** k
+        return Value(result, (self,), (k * result / self.data,))
+
+    def exp(self):
+        e = math.exp(self.data)
+        return Value(e, (self,), (e,))
+
+    def tanh(self):
+        t = math.tanh(self.data)
+        return Value(t, (self,), (1 - t * t,))
+'''),
     },
 
     "backprop": {
