@@ -305,6 +305,27 @@ def largest_stable_lr(make_model, features, targets, rates, steps=100):
         best = lr
     return best
 ''',
+        # stable = finite and the loss went below the first at some step: a loss that dips, then ends above
+        # where it started, passes
+        "found_wrong": '''
+import math
+
+def largest_stable_lr(make_model, features, targets, rates, steps=100):
+    best = None
+    for lr in rates:
+        model = make_model()
+        optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+        losses = []
+        for _ in range(steps):
+            optimizer.zero_grad()
+            loss = F.mse_loss(model(features), targets)
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+        if all(math.isfinite(v) for v in losses) and min(losses) < losses[0] and (best is None or lr > best):
+            best = lr
+    return best
+''',
     },
 
     "accumulation_factor": {
@@ -386,6 +407,11 @@ def predict_on_model_device(model, x):
 ''',
         # class labels of a batch, not the logits, and computed where the batch is
         "course_copy": "from torchcourse.training import predict as predict_on_model_device",
+        # runs the model on the batch where the batch is, and moves only the result to the model's device
+        "found_wrong": """
+def predict_on_model_device(model, x):
+    return model(x).to(next(model.parameters()).device)
+""",
     },
 
     "validation_loss": {
@@ -552,6 +578,20 @@ def silent_bug_report(model, loss, inputs):
         problems.add("stale_grads")
     if not model.training:
         problems.add("eval_mode")
+    if not loss.requires_grad:
+        problems.add("detached_loss")
+    return problems
+""",
+        # compares the device of the first parameter only: a model moved to a device in part passes
+        "more_wrong": """
+def silent_bug_report(model, loss, inputs):
+    problems = set()
+    if any(p.grad is not None and bool(p.grad.ne(0).any()) for p in model.parameters()):
+        problems.add("stale_grads")
+    if not model.training:
+        problems.add("eval_mode")
+    if next(model.parameters()).device != inputs.device:
+        problems.add("mixed_devices")
     if not loss.requires_grad:
         problems.add("detached_loss")
     return problems
