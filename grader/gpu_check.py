@@ -108,9 +108,9 @@ def run_chapter(notebook: Path, work: Path, quick: bool, hide_gpu: bool, timeout
 
 
 def differing_records(device_run: ChapterRun, cpu_run: ChapterRun) -> dict:
-    """{grade id: [the names of its checks whose values differ]} between the two runs, by the rules
-    the CPU run recorded (the judge's comparison: a tolerance where the exercise allows one)."""
-    from grader.judge.compare import compare
+    """{grade id: why its records differ} between the two runs: the judge's comparison
+    (grader/judge/compare.py, failed_checks) with the CPU run's record in the reference's place."""
+    from grader.judge.compare import failed_checks
     from grader.judge.probes import ProbeError, read_probe
     differ = {}
     for grade_id in sorted(set(device_run.records) | set(cpu_run.records)):
@@ -120,21 +120,11 @@ def differing_records(device_run: ChapterRun, cpu_run: ChapterRun) -> dict:
         except ProbeError as err:
             differ[grade_id] = [f"no record ({err})"]
             continue
-        names = []
+        why = failed_checks(on_device, on_cpu)
         if on_device.error != on_cpu.error:
-            names.append(f"stopped by {on_device.error} on the device, {on_cpu.error} on the CPU")
-        cpu_checks = {c.name: c for c in on_cpu.checks}
-        for check in on_device.checks:
-            reference = cpu_checks.pop(check.name, None)
-            if reference is None:
-                names.append(f"{check.name} (not recorded on the CPU)")
-            elif (check.error or reference.error) and check.error != reference.error:
-                names.append(check.name)
-            elif not check.error and compare(check.value, reference.value, reference.rule):
-                names.append(check.name)
-        names += [f"{name} (not recorded on the device)" for name in cpu_checks]
-        if names:
-            differ[grade_id] = names
+            why.append(f"stopped by {on_device.error} on the device, by {on_cpu.error} on the CPU")
+        if why:
+            differ[grade_id] = why
     return differ
 
 

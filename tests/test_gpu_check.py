@@ -68,7 +68,8 @@ def test_a_failing_cell_is_recorded_the_run_goes_on_and_differing_records_are_li
     cells = [part.strip() for part in row.split("|")[1:-1]]
     assert cells[1] == "4", row                                  # four cells ran through, one failed
     assert cells[2] == "2 (RuntimeError: Expected all tensors to be on the same device)", row
-    assert cells[5] == "twice_tests: where it ran", row          # only the record that depends on the run
+    # only the record that depends on the run
+    assert cells[5] == "twice_tests: hidden check 2 of 2 (where it ran): the result is not the expected str", row
     log = (out / "gpu-check-log.txt").read_text()
     assert "source: def twice(x):" in log and "the last cell ran" in log, log
     assert "not installed on a bare GPU machine" not in log, log

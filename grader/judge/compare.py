@@ -136,3 +136,24 @@ def _compare(student, reference, rule: dict) -> str | None:
     if isinstance(student, (bool, type(None), torch.dtype, torch.device, torch.Size)):
         return f"is {student!r}, the wrong value"
     return f"is not the expected {type(student).__name__}"
+
+
+def failed_checks(student, reference) -> list:
+    """Why each of the reference record's checks fails for the student's record (probe records,
+    grader/judge/probes.py), in the reference's order: a check is matched by its name, and its rule
+    is the reference's. An empty list: every check passes."""
+    done = {c.name: c for c in student.checks}
+    failed = []
+    for number, expected in enumerate(reference.checks, 1):
+        label = f"hidden check {number} of {len(reference.checks)} ({expected.name})"
+        mine = done.get(expected.name)
+        if mine is None:
+            stopped = f"your code raised {student.error}" if student.error else "it did not run"
+            failed.append(f"{label}: {stopped}")
+        elif mine.error:
+            failed.append(f"{label}: {mine.error}")
+        else:
+            why = compare(mine.value, expected.value, expected.rule)
+            if why:
+                failed.append(f"{label}: the result {why}")
+    return failed

@@ -19,7 +19,7 @@ from traitlets import Bool, Integer, Unicode
 from grader import timings
 from grader.pipeline import REFERENCE_CELL_SECONDS
 from grader.class_grading.autograde import students_with_handins
-from grader.judge.compare import compare
+from grader.judge.compare import failed_checks
 from grader.judge.handoff import handoff, hidden_sections
 from grader.judge.probes import ProbeError, exception_name, read_probe
 from grader.judge.reference import records_from_saved, reference_records
@@ -51,22 +51,12 @@ def quotes_hidden(text: str, hidden_code: str) -> bool:
 
 
 def verdict(student, reference) -> str | None:
-    """None if every reference check has a passing student check of the same name, else why not."""
+    """None if every reference check has a passing student check of the same name, else why not
+    (the first check that fails)."""
     if isinstance(student, ProbeError):
         return f"the grader's checks could not run: {student}"
-    done = {c.name: c for c in student.checks}
-    for number, expected in enumerate(reference.checks, 1):
-        label = f"hidden check {number} of {len(reference.checks)} ({expected.name})"
-        mine = done.get(expected.name)
-        if mine is None:
-            stopped = f"your code raised {student.error}" if student.error else "it did not run"
-            return f"{label}: {stopped}"
-        if mine.error:
-            return f"{label}: {mine.error}"
-        why = compare(mine.value, expected.value, expected.rule)
-        if why:
-            return f"{label}: the result {why}"
-    return None
+    failed = failed_checks(student, reference)
+    return failed[0] if failed else None
 
 
 class Judge(NbGraderPreprocessor):
