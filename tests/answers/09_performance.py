@@ -109,6 +109,17 @@ def calls_to_break_even(compile_s, eager_s, compiled_s):
         return None
     return int(compile_s / eager_s) + 1
 ''',
+        # "no compile time, nothing to win back" answered before the saving is looked at: a compiled
+        # model that is slower per call and took no time to compile gets 1 call instead of None
+        "more_wrong": '''
+def calls_to_break_even(compile_s, eager_s, compiled_s):
+    if compile_s == 0:
+        return 1
+    saved = eager_s - compiled_s
+    if saved <= 0:
+        return None
+    return max(1, math.ceil(compile_s / saved))
+''',
     },
     "tf32_facts": {
         # frexp/ldexp instead of the bits: round the mantissa, scaled to an integer
