@@ -5,10 +5,10 @@ Chapter 09 has students write `autocast_settings`; its training demonstration im
 | device                                                        | autocast dtype | GradScaler |
 |---------------------------------------------------------------|----------------|------------|
 | CUDA GPU with bfloat16 tensor cores (Ampere or later: A100, H100) | bfloat16   | no: bfloat16 has float32's range |
-| older CUDA GPU (V100, T4)                                     | float16        | yes: float16 underflows small gradients |
+| older CUDA GPU (T4: Turing, the oldest the pinned wheel runs) | float16        | yes: float16 underflows small gradients |
 | anything else (the CPU)                                       | bfloat16       | no         |
 
-`torch.cuda.is_bf16_supported()` on its own also says True on a T4 or V100, which can store
+`torch.cuda.is_bf16_supported()` on its own also says True on a T4, which can store
 bfloat16 tensors (emulation) but have no bfloat16 tensor cores: ask with
 `including_emulation=False`.
 """
