@@ -32,3 +32,17 @@ def test_ci_runs_make_test_and_nothing_else():
              if l.strip() and not l.strip().startswith("#")]
     commands = [l for l in lines if not l.startswith(("set ", "cd "))]
     assert commands == ["make test"]
+
+
+def test_stored_outputs_are_made_and_compared_with_cuda_hidden():
+    """On a GPU machine too, make outputs writes and make test's nbval compares CPU outputs (a chapter
+    that prints its device, or a GPU's numbers, would differ from what CI stored)."""
+    for verb in ("test", "outputs"):
+        dry = make("--dry-run", verb).stdout
+        assert "CUDA_VISIBLE_DEVICES= " in dry or "CUDA_VISIBLE_DEVICES=;" in dry, f"make {verb} leaves CUDA visible"
+
+
+def test_gpu_check_needs_no_setup():
+    """A lent GPU machine has torch but no .venv, Jupyter or nbgrader: gpu-check must not run setup."""
+    dry = make("--dry-run", "gpu-check", "CHAPTERS=00_setup", "GPU_CHECK_ARGS=--quick").stdout
+    assert dry.strip() == "python3 -m grader.gpu_check 00_setup --quick", dry
