@@ -127,6 +127,17 @@ def test_prepare_decompresses_into_data(own_data_dir, capsys):
     assert sha256(raw / "train-images-idx3-ubyte") == TRAIN_IMAGES_SHA256
 
 
+def test_a_decompressed_copy_is_read_without_the_package(own_data_dir, tmp_path, monkeypatch, capsys):
+    """data/debian/ brought to a machine without Debian's package (a lent GPU machine) is the real data."""
+    for name in fashion.RAW_FILES:
+        path = fashion.raw_dir(own_data_dir / fashion.DEBIAN_CACHE) / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"")
+    monkeypatch.setattr(fashion, "DEBIAN_DIR", tmp_path / "no-debian-package")
+    base, where = fashion.find_real(tmp_path / "root")
+    assert base == own_data_dir / fashion.DEBIAN_CACHE and where.startswith("read from"), where
+
+
 def test_prepare_without_the_package_says_so(nothing_on_disk, capsys):
     fashion.main(["--prepare"])          # exits 0: offline macOS and Windows set up without it
     assert "not installed" in capsys.readouterr().out

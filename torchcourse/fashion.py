@@ -137,6 +137,9 @@ def find_real(root="data"):
     base = unpack_debian(cache_bases(root))
     if base is not None:
         return base, f"from Debian's {DEBIAN_DIR}, decompressed in {_show(raw_dir(base))}"
+    # a copy decompressed elsewhere and brought along without the package (a lent GPU machine)
+    if _complete(DATA_DIR / DEBIAN_CACHE):
+        return DATA_DIR / DEBIAN_CACHE, f"read from {_show(raw_dir(DATA_DIR / DEBIAN_CACHE))}"
     return None
 
 
