@@ -178,6 +178,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("chapters", nargs="*", help="chapter names (default: all)")
     parser.add_argument("--quick", action="store_true", help="quick mode (COURSE_QUICK=1) on the device too")
+    parser.add_argument("--quick-for", nargs="+", default=[], metavar="CHAPTER",
+                        help="these chapters in quick mode on the device (a chapter whose full mode would not fit "
+                             "the time there is; the table says which mode each chapter ran in)")
     parser.add_argument("--cpu-full", action="store_true", help="the CPU runs in full mode too (slow)")
     parser.add_argument("--no-ddp", action="store_true", help="skip the DDP scripts")
     parser.add_argument("--timeout", type=float, default=300, help="seconds per chapter run")
@@ -188,7 +191,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     names = args.chapters or chapters(args.solutions)
     notebooks = {name: args.solutions / name / f"{name}.ipynb" for name in names}
-    unknown = set(names) - set(chapters(args.solutions))
+    unknown = (set(names) | set(args.quick_for)) - set(chapters(args.solutions))
     if unknown:
         parser.error(f"no such chapter: {', '.join(sorted(unknown))}")
 
@@ -200,7 +203,8 @@ def main(argv=None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     header = (f"# gpu-check, {today}: {device_name} ({device}), torch {torch.__version__}, "
               f"Python {platform.python_version()}\n\n"
-              f"Device runs: {'quick' if args.quick else 'full'} mode. "
+              f"Device runs: {'quick' if args.quick else 'full'} mode"
+              + (f" (quick for {', '.join(args.quick_for)})" if args.quick_for and not args.quick else "") + ". "
               + ("" if not compare_cpu else
                  f"CPU runs (CUDA hidden) for the records: {'full' if args.cpu_full else 'quick'} mode. ")
               + f"Timeout per chapter run: {args.timeout:.0f} s. Command: "
@@ -216,7 +220,7 @@ def main(argv=None) -> int:
                                                        True, args.timeout)
         device_runs = []
         for chapter in names:
-            run = run_chapter(notebooks[chapter], work, args.quick, False, args.timeout)
+            run = run_chapter(notebooks[chapter], work, args.quick or chapter in args.quick_for, False, args.timeout)
             device_runs.append(run)
             log.write(run.output)
             log.flush()

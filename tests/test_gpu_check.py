@@ -61,13 +61,15 @@ def test_a_failing_cell_is_recorded_the_run_goes_on_and_differing_records_are_li
         code("print('the last cell ran')"),
     ], solutions / "99_demo" / "99_demo.ipynb")
     out = tmp_path / "out"
-    done = check("--solutions", solutions, "--quick", "--no-ddp", "--compare-cpu", "--out", out, env=bare_env(tmp_path))
+    done = check("--solutions", solutions, "--quick-for", "99_demo", "--no-ddp", "--compare-cpu", "--out", out,
+                 env=bare_env(tmp_path))
     assert done.returncode == 1, done.stdout + done.stderr       # a cell failed
     report = (out / "gpu-check.md").read_text()
     row = next(line for line in report.splitlines() if line.startswith("| 99_demo "))
     cells = [part.strip() for part in row.split("|")[1:-1]]
     assert cells[1] == "4", row                                  # four cells ran through, one failed
     assert cells[2] == "2 (RuntimeError: Expected all tensors to be on the same device)", row
+    assert cells[4] == "cpu (quick)" and "(quick for 99_demo)" in report, row      # the mode it ran in
     # only the record that depends on the run
     assert cells[5] == "twice_tests: hidden check 2 of 2 (where it ran): the result is not the expected str", row
     log = (out / "gpu-check-log.txt").read_text()
