@@ -1,0 +1,122 @@
+"""ddp_scripts/fsdp_toy.py (FSDP2's fully_shard) and ddp_scripts/ddp_no_sync_bn.py (no_sync and
+BatchNorm over ranks), run for real with 2 CPU processes (gloo), and compared with one process
+training on the same global batches.
+"""
+import pytest
+import torch
+import torch.nn.functional as F
+
+from test_ddp import load_script, read_reports, run_script
+from torchcourse.models import NeuralNetwork
+
+FSDP_ARGS = dict(steps=4, global_batch=16, lr=0.01, seed=3)
+NO_SYNC_ARGS = dict(steps=2, accum=3, batch_size=4, lr=0.1, seed=5)
+
+
+def as_options(args: dict) -> list:
+    return [f"--{k.replace('_', '-')}={v}" for k, v in args.items()]
+
+
+@pytest.fixture(scope="module")
+def fsdp_run(tmp_path_factory):
+    out_dir = tmp_path_factory.mktemp("fsdp")
+    proc = run_script("fsdp_toy.py", *as_options(FSDP_ARGS), "--out-dir", out_dir)
+    return proc, out_dir, read_reports(out_dir)
+
+
+def one_process_fsdp_training():
+    """What fsdp_toy.py trains, in one process without FSDP: every step on the whole global batch."""
+    script = load_script("fsdp_toy")
+    features, labels = script.make_data(FSDP_ARGS["seed"])
+    torch.manual_seed(FSDP_ARGS["seed"])
+    model = script.make_model()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=FSDP_ARGS["lr"])
+    losses = []
+    for step in range(FSDP_ARGS["steps"]):
+        index = script.global_batch(step, FSDP_ARGS["global_batch"], FSDP_ARGS["seed"])
+        loss = F.cross_entropy(model(features[index]), labels[index])
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return model, losses
+
+
+def test_each_rank_keeps_half_of_the_parameters_and_of_the_optimizer_state(fsdp_run):
+    proc, _, reports = fsdp_run
+    full = reports[0]["bytes_before"]
+    assert full == 4 * reports[0]["numel_full"] and all(r["bytes_before"] == full for r in reports)
+    assert sum(r["bytes_after"] for r in reports) == full, "the shards together are the model"
+    for r in reports:
+        assert 0.45 * full <= r["bytes_after"] <= 0.55 * full, f"rank {r['rank']} keeps {r['bytes_after']} of {full} B"
+        assert r["optimizer_state_bytes"] == 2 * r["bytes_after"], "AdamW's two moments, of the shard only"
+    assert proc.stdout.count("before sharding") == 2, "rank 0 prints one line per rank"
+
+
+def test_forward_gathers_every_unit_and_backward_reduce_scatters_every_gradient(fsdp_run):
+    _, _, reports = fsdp_run
+    for r in reports:   # 2 hidden layers and the root (the output layer): 3 units
+        assert r["collectives"]["forward"] == {"_allgather_base_": 3}
+        # the root keeps its gathered weights for the backward pass: 2 gathers, not 3
+        assert r["collectives"]["backward"] == {"_allgather_base_": 2, "_reduce_scatter_base_": 3}
+
+
+def test_fsdp_matches_one_process_training_on_the_global_batch(fsdp_run):
+    _, out_dir, reports = fsdp_run
+    model, losses = one_process_fsdp_training()
+    for r in reports:
+        torch.testing.assert_close(r["losses"], losses, rtol=1e-5, atol=1e-6)
+    state = torch.load(out_dir / "model.pt", weights_only=True)
+    for name, value in model.state_dict().items():
+        torch.testing.assert_close(state[name], value, rtol=1e-5, atol=1e-6)
+
+
+def test_the_full_checkpoint_loads_into_a_plain_model_and_holds_the_trained_shards(fsdp_run):
+    proc, out_dir, reports = fsdp_run
+    assert proc.stdout.count("saved ") == 1, "only rank 0 saves"
+    model = load_script("fsdp_toy").make_model()
+    model.load_state_dict(torch.load(out_dir / "model.pt", weights_only=True))  # strict
+    for r in reports:
+        # fully_shard cuts every parameter along dim 0 into world-size pieces, rank k keeps piece k
+        sharded = NeuralNetwork(16, 4, hidden=(128, 64))
+        for (_, plain), (_, piece) in zip(model.named_parameters(), sharded.named_parameters()):
+            piece.data = plain.detach().chunk(r["world_size"], dim=0)[r["rank"]].clone()
+        assert load_script("fsdp_toy").shards_hash(sharded) == r["shards_sha256"], f"rank {r['rank']}"
+        assert r["reload_equal"], "loading the checkpoint back into a sharded model changed the shards"
+
+
+@pytest.fixture(scope="module")
+def no_sync_run(tmp_path_factory):
+    out_dir = tmp_path_factory.mktemp("no_sync")
+    proc = run_script("ddp_no_sync_bn.py", *as_options(NO_SYNC_ARGS), "--out-dir", out_dir)
+    return proc, out_dir, read_reports(out_dir)
+
+
+def test_no_sync_all_reduces_once_per_step_and_changes_nothing_else(no_sync_run):
+    _, out_dir, reports = no_sync_run
+    steps, accum = NO_SYNC_ARGS["steps"], NO_SYNC_ARGS["accum"]
+    assert len({r["params_sha256"] for r in reports}) == 1, "replicas diverged"
+    for r in reports:
+        assert r["allreduces"] == {"every": steps * accum, "no_sync": steps}
+        assert r["weight_gap"] < 1e-6
+    # one process, one step per global batch of accum micro-batches of both ranks
+    script = load_script("fsdp_toy")
+    features, labels = script.make_data(NO_SYNC_ARGS["seed"])
+    torch.manual_seed(NO_SYNC_ARGS["seed"])
+    model = NeuralNetwork(16, 4)
+    optimizer = torch.optim.SGD(model.parameters(), lr=NO_SYNC_ARGS["lr"])
+    for step in range(steps):
+        index = script.global_batch(step, accum * 2 * NO_SYNC_ARGS["batch_size"], NO_SYNC_ARGS["seed"])
+        optimizer.zero_grad()
+        F.cross_entropy(model(features[index]), labels[index]).backward()
+        optimizer.step()
+    state = torch.load(out_dir / "no_sync.pt", weights_only=True)
+    for name, value in model.state_dict().items():
+        torch.testing.assert_close(state[name], value, rtol=1e-5, atol=1e-6)
+
+
+def test_batchnorm_needs_global_statistics_to_match_the_global_batch(no_sync_run):
+    _, _, reports = no_sync_run
+    for r in reports:
+        assert r["bn_gaps"]["BatchNorm1d"] > 1e-3, "per-rank statistics should change the gradient"
+        assert r["bn_gaps"]["GlobalBatchNorm1d"] < 1e-5
