@@ -35,7 +35,9 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = REPO_ROOT / "solutions"
 # script, its arguments: short runs that still cross every collective the script uses
 DDP_RUNS = [("toy_ddp.py", ["--epochs", "3"]),
-            ("fashion_ddp.py", ["--epochs", "1", "--checkpoint", "checkpoints/gpu_check_fashion_ddp.pt"])]
+            ("fashion_ddp.py", ["--epochs", "1", "--checkpoint", "checkpoints/gpu_check_fashion_ddp.pt"]),
+            ("fsdp_toy.py", ["--out-dir", "checkpoints/gpu_check_fsdp"]),   # saves and reloads a full checkpoint
+            ("ddp_no_sync_bn.py", [])]
 
 
 @dataclass
