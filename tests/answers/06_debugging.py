@@ -196,6 +196,120 @@ def linear_grad_norms(model, x, y):
 ''',
     },
 
+    "region_summary": {
+        # the union of each thread's intervals, per name: the same time as skipping the nested calls
+        "alternative": """
+import json
+from collections import Counter, defaultdict
+
+
+def region_summary(path):
+    with open(path) as file:
+        trace = json.load(file)
+    intervals = defaultdict(list)                        # (name, pid, tid) -> [(start, end)]
+    for e in trace["traceEvents"]:
+        if e.get("ph") == "X" and e.get("cat") == "user_annotation":
+            intervals[e["name"], e["pid"], e["tid"]].append((e["ts"], e["ts"] + e["dur"]))
+    counts, covered = Counter(), Counter()
+    for (name, _, _), spans in intervals.items():
+        counts[name] += len(spans)
+        start = end = None
+        for a, b in sorted(spans):
+            if end is not None and a <= end:
+                end = max(end, b)
+                continue
+            if end is not None:
+                covered[name] += end - start
+            start, end = a, b
+        covered[name] += end - start
+    return dict(counts), (covered.most_common(1)[0][0] if covered else None)
+""",
+        # the region with the longest single call, not the largest total
+        "wrong": """
+import json
+
+
+def region_summary(path):
+    with open(path) as file:
+        events = json.load(file)["traceEvents"]
+    counts, longest = {}, {}
+    for e in events:
+        if e.get("ph") == "X" and e.get("cat") == "user_annotation":
+            counts[e["name"]] = counts.get(e["name"], 0) + 1
+            longest[e["name"]] = max(longest.get(e["name"], 0), e["dur"])
+    return counts, (max(longest, key=longest.get) if longest else None)
+""",
+        # filters on the category only: instants and B/E pairs named like a region count as calls
+        "other_wrong": """
+import json
+
+
+def region_summary(path):
+    with open(path) as file:
+        events = json.load(file)["traceEvents"]
+    regions = [e for e in events if e.get("cat") == "user_annotation"]
+    counts, totals, outer_end = {}, {}, {}
+    for e in sorted(regions, key=lambda e: (e["ts"], -e.get("dur", 0))):
+        name, end = e["name"], e["ts"] + e.get("dur", 0)
+        counts[name] = counts.get(name, 0) + 1
+        thread = (name, e["pid"], e["tid"])
+        if thread in outer_end and end <= outer_end[thread]:
+            continue
+        outer_end[thread] = end
+        totals[name] = totals.get(name, 0) + e.get("dur", 0)
+    return counts, (max(totals, key=totals.get) if totals else None)
+""",
+        # "data loading is always the slowest": right counts, the visible trace's answer for the slowest
+        "overfit": """
+import json
+
+
+def region_summary(path):
+    with open(path) as file:
+        events = json.load(file)["traceEvents"]
+    counts = {}
+    for e in events:
+        if e.get("ph") == "X" and e.get("cat") == "user_annotation":
+            counts[e["name"]] = counts.get(e["name"], 0) + 1
+    return counts, ("data" if counts else None)
+""",
+        # adds up every call: a region nested in itself counts its time once per level
+        "more_wrong": """
+import json
+from collections import Counter
+
+
+def region_summary(path):
+    with open(path) as file:
+        events = json.load(file)["traceEvents"]
+    counts, totals = Counter(), Counter()
+    for e in events:
+        if e.get("ph") == "X" and e.get("cat") == "user_annotation":
+            counts[e["name"]] += 1
+            totals[e["name"]] += e["dur"]
+    return dict(counts), (totals.most_common(1)[0][0] if totals else None)
+""",
+        # keeps the thread of the first complete event only: the loader's and the autograd engine's regions are lost
+        "found_wrong": """
+import json
+
+
+def region_summary(path):
+    with open(path) as file:
+        events = json.load(file)["traceEvents"]
+    main = next((e["tid"] for e in events if e.get("ph") == "X"), None)
+    regions = [e for e in events if e.get("ph") == "X" and e.get("cat") == "user_annotation" and e["tid"] == main]
+    counts, totals, outer_end = {}, {}, {}
+    for e in sorted(regions, key=lambda e: (e["ts"], -e["dur"])):
+        name, end = e["name"], e["ts"] + e["dur"]
+        counts[name] = counts.get(name, 0) + 1
+        if name in outer_end and end <= outer_end[name]:
+            continue
+        outer_end[name] = end
+        totals[name] = totals.get(name, 0) + e["dur"]
+    return counts, (max(totals, key=totals.get) if totals else None)
+""",
+    },
     "classify_images": {
         "alternative": '''
 def classify_images(model, images):
