@@ -371,6 +371,88 @@ from torchcourse.precision import autocast_settings
 ''',
     },
 
+    "scaled_step": {
+        # clears the gradients by hand, runs only the model under autocast (the loss in float32, as
+        # mse_loss would be anyway), clips the optimizer's parameters, and tells a skipped step by the
+        # unscaled gradients rather than by the scale
+        "alternative": '''
+def scaled_step(model, optimizer, scaler, inputs, targets, loss_fn, max_norm):
+    for p in model.parameters():
+        p.grad = None
+    with torch.autocast(inputs.device.type, torch.float16):
+        out = model(inputs)
+    loss = loss_fn(out.float(), targets)
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    finite = all(bool(torch.isfinite(p.grad).all()) for p in model.parameters() if p.grad is not None)
+    torch.nn.utils.clip_grad_norm_([p for group in optimizer.param_groups for p in group["params"]], max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+    return finite
+''',
+        # no unscale_ before clipping: the scaled gradients are clipped to max_norm, so once
+        # scaler.step divides them the update is max_norm / scale long
+        "wrong": '''
+def scaled_step(model, optimizer, scaler, inputs, targets, loss_fn, max_norm):
+    optimizer.zero_grad()
+    with torch.autocast(device_type=inputs.device.type, dtype=torch.float16):
+        loss = loss_fn(model(inputs), targets)
+    scaler.scale(loss).backward()
+    nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scale = scaler.get_scale()
+    scaler.step(optimizer)
+    scaler.update()
+    return scaler.get_scale() >= scale
+''',
+        # optimizer.step() called directly: an overflowing step is not skipped, and the inf or NaN
+        # gradients make the parameters NaN
+        "other_wrong": '''
+def scaled_step(model, optimizer, scaler, inputs, targets, loss_fn, max_norm):
+    optimizer.zero_grad()
+    with torch.autocast(device_type=inputs.device.type, dtype=torch.float16):
+        loss = loss_fn(model(inputs), targets)
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scale = scaler.get_scale()
+    optimizer.step()
+    scaler.update()
+    return scaler.get_scale() >= scale
+''',
+        # skips a step only when the loss is inf or NaN, as in the visible test, and halves the scale
+        # by hand: a batch whose loss is finite but whose scaled gradients overflow is applied
+        "overfit": '''
+def scaled_step(model, optimizer, scaler, inputs, targets, loss_fn, max_norm):
+    optimizer.zero_grad()
+    with torch.autocast(device_type=inputs.device.type, dtype=torch.float16):
+        loss = loss_fn(model(inputs), targets)
+    scaled = scaler.scale(loss)
+    if not torch.isfinite(loss):
+        scaler.update(scaler.get_scale() / 2)
+        return False
+    scaled.backward()
+    scaler.unscale_(optimizer)
+    nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    optimizer.step()
+    scaler.update()
+    return True
+''',
+        # the step itself is right, but a skipped step is told by the loss: an overflow in the
+        # backward pass only (finite loss) is reported as a step taken
+        "more_wrong": '''
+def scaled_step(model, optimizer, scaler, inputs, targets, loss_fn, max_norm):
+    optimizer.zero_grad()
+    with torch.autocast(device_type=inputs.device.type, dtype=torch.float16):
+        loss = loss_fn(model(inputs), targets)
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+    return bool(torch.isfinite(loss))
+''',
+    },
+
     "tool_for": {
         # a list instead of a tuple, and Dim.DYNAMIC instead of a named Dim
         "alternative": '''
