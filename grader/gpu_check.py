@@ -23,6 +23,7 @@ import json
 import os
 import platform
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -47,7 +48,7 @@ class ChapterRun:
     mode: str
     cells: list = field(default_factory=list)      # {"index", "ok", "seconds", "error"}
     seconds: float = 0.0
-    timed_out_after: int | None = None             # the last cell that ended before the stop
+    timed_out: bool = False                        # stopped by the timeout
     records: dict = field(default_factory=dict)    # grade id -> the probe's display outputs
     output: str = ""                               # what the run printed
 
@@ -92,17 +93,15 @@ def run_chapter(notebook: Path, work: Path, quick: bool, hide_gpu: bool, timeout
         try:
             output, _ = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
+            os.killpg(proc.pid, signal.SIGKILL)
             output, _ = proc.communicate()
-            run.timed_out_after = -1
+            run.timed_out = True
     run.seconds = time.perf_counter() - start
     run.output = (f"\n===== {chapter} on {run.device}, {run.mode} mode: {run.seconds:.1f} s, "
                   f"exit {proc.returncode}\n{output}")
     cells_log = records / f"{chapter}.cells.jsonl"
     if cells_log.exists():
         run.cells = [json.loads(line) for line in cells_log.read_text().splitlines() if line.strip()]
-    if run.timed_out_after is not None:
-        run.timed_out_after = run.cells[-1]["index"] if run.cells else None
     records_file = records / f"{chapter}.records.json"
     if records_file.exists():
         run.records = json.loads(records_file.read_text())
@@ -160,8 +159,9 @@ def table(device_runs: list, cpu_runs: dict, ddp: list, header: str) -> str:
              "|---|---|---|---|---|---|"]
     for run in device_runs:
         failed = ", ".join(f"{c['index']} ({c['error']})" for c in run.failed) or "0"
-        if run.timed_out_after is not None:
-            failed += f"; stopped by the timeout after cell {run.timed_out_after}"
+        if run.timed_out:
+            failed += (f"; stopped by the timeout after cell {run.cells[-1]['index']}" if run.cells
+                       else "; stopped by the timeout before any cell ended")
         cpu = cpu_runs.get(run.chapter)
         if cpu is None:
             differ = "n/a (the device is the CPU)"
@@ -237,7 +237,7 @@ def main(argv=None) -> int:
     (out / "gpu-check.md").write_text(report)
     print(report, flush=True)
     print(f"written: {out / 'gpu-check.md'} and {out / 'gpu-check-log.txt'}")
-    broken = any(r.failed or r.timed_out_after is not None for r in device_runs) or not all(d[-1] for d in ddp)
+    broken = any(r.failed or r.timed_out for r in device_runs) or not all(d[-1] for d in ddp)
     return 1 if broken else 0
 
 

@@ -35,7 +35,7 @@ def visible_tests(graded_notebook) -> dict:
 def graded(graded_class):
     """chapter -> {student: {"scores": cell scores, "visible": the judge's record of the visible asserts}}."""
     def results(chapter):
-        course = graded_class
+        course = graded_class     # every chapter's class in one course
         students = sorted(p.parent.name for p in (course / "submitted").glob(f"*/{chapter}"))
         return {student: {"scores": cell_scores(course, chapter, student),
                           "visible": visible_tests(course / "autograded" / student / chapter / f"{chapter}.ipynb")}

@@ -98,6 +98,15 @@ def test_a_chapter_past_its_timeout_is_stopped_and_says_where(tmp_path):
     assert "stopped by the timeout after cell 0" in (out / "gpu-check.md").read_text()
 
 
+def test_a_chapter_stopped_in_its_first_cell_is_reported_stopped(tmp_path):
+    solutions = tmp_path / "solutions"
+    write_notebook([code("import time\ntime.sleep(600)")], solutions / "97_stuck" / "97_stuck.ipynb")
+    out = tmp_path / "out"
+    done = check("--solutions", solutions, "--no-ddp", "--timeout", "8", "--out", out, env=bare_env(tmp_path))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "stopped by the timeout before any cell ended" in (out / "gpu-check.md").read_text()
+
+
 def test_the_ddp_scripts_run_on_two_cpu_processes(tmp_path, monkeypatch):
     monkeypatch.setattr(gpu_check, "DDP_RUNS", gpu_check.DDP_RUNS[:1])   # the toy script: seconds
     with open(tmp_path / "log.txt", "w") as log:

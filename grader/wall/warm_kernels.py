@@ -15,7 +15,6 @@ import tempfile
 import traceback
 
 from grader.wall import fork_server
-from grader.wall.no_gpu import NO_GPU
 
 # ipykernel's own default backend, which it would set in the kernel before any cell runs
 INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
@@ -86,7 +85,7 @@ def become_kernel(request: dict, last_cap: int) -> None:
     os.setresuid(uid, uid, uid)                # from root: every capability is gone
     _prctl(PR_SET_NO_NEW_PRIVS, 1)
     os.environ.clear()
-    os.environ.update(request["env"], **NO_GPU)
+    os.environ.update(request["env"])        # the wall's: sandbox.passthrough_env, no GPU included
     null = os.open("/dev/null", os.O_RDWR)
     os.dup2(null, 0)
     os.dup2(null, 1)     # what reaches the notebook goes over the kernel's channels; ipykernel's banner
@@ -136,7 +135,6 @@ def guard(request: dict) -> None:
 
 
 if __name__ == "__main__":
-    # the zygote: import, say ready, then fork one guard per request (it ends with the grader). No GPU
-    # before torch is imported, whatever environment it was started with: its kernels inherit torch.
-    os.environ.update(NO_GPU)
+    # the zygote: import, say ready, then fork one guard per request (it ends with the grader). It is started
+    # with the wall's environment (sandbox.passthrough_env), GPUs hidden before it imports torch.
     fork_server.serve(int(sys.argv[1]), PRELOAD, guard, wait=False)
