@@ -1,5 +1,8 @@
 """`python -m grader <verb>`: what the Makefile's instructor and student verbs call."""
 import argparse
+from pathlib import Path
+
+from grader.course import REPO_ROOT
 
 
 def _release(args):
@@ -28,6 +31,29 @@ def _autograde(args):
 def _feedback(args):
     from grader.feedback import generate_all
     return generate_all()
+
+
+def _report(args):
+    from grader.reports.__main__ import main as report_main
+    return report_main([*args.assignments, "--course", str(args.course)])
+
+
+def _regrade(args):
+    from grader.class_grading.regrade import changes_html, changes_text, regrade
+    from grader.reports.__main__ import OUT, write_reports
+    status, changes = regrade(args.course, args.assignment, apply=args.apply, jobs=args.jobs)
+    print(changes_text(changes))
+    out = args.course / OUT
+    out.mkdir(exist_ok=True)
+    (out / f"{args.assignment}.regrade.html").write_text(changes_html(changes, applied=args.apply and status == 0))
+    if status:
+        print("some submissions could not be graded again: nothing was applied" if args.apply else
+              "some submissions could not be graded again (their lines above compare with nothing)")
+    elif not args.apply and changes:
+        print(f"nothing changed yet: `make regrade ASSIGNMENT={args.assignment} APPLY=1` applies these")
+    for page in write_reports(args.course, [args.assignment]):
+        print(f"wrote {page}")
+    return status
 
 
 def _check(args):
@@ -66,6 +92,18 @@ def main(argv=None) -> int:
 
     p = verbs.add_parser("feedback", help="feedback HTML for graded submissions")
     p.set_defaults(func=_feedback)
+
+    p = verbs.add_parser("report", help="class reports: reports/<assignment>.html and .csv, reports/index.html")
+    p.add_argument("assignments", nargs="*")
+    p.add_argument("--course", type=Path, default=REPO_ROOT)
+    p.set_defaults(func=_report)
+
+    p = verbs.add_parser("regrade", help="grade an assignment again into a scratch gradebook; show the changes")
+    p.add_argument("assignment")
+    p.add_argument("--apply", action="store_true", help="then write them into the course, with new feedback")
+    p.add_argument("--jobs", type=int, default=None)
+    p.add_argument("--course", type=Path, default=REPO_ROOT)
+    p.set_defaults(func=_regrade)
 
     p = verbs.add_parser("check", help="run a notebook's visible tests and print a table")
     p.add_argument("notebook")

@@ -14,6 +14,7 @@ import json
 import shutil
 from pathlib import Path
 
+import nbformat
 from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor
 from traitlets import List
 
@@ -37,6 +38,50 @@ class HideHiddenTests(ClearHiddenTests):
                     output["traceback"] = [f"{output.get('ename')}: {output.get('evalue')}",
                                            "(details hidden: this test cell also runs hidden tests)"]
         return cell, resources
+
+
+class DueDateNote(NbGraderPreprocessor):
+    """A first cell in the feedback that gives the student's own due date (with an extension, if they
+    have one: grader/extensions.py), when they handed in, and whether that was late."""
+
+    display_data_priority = List(NbGraderPreprocessor.display_data_priority.default_value, config=True)
+
+    def preprocess(self, nb, resources):
+        from nbgrader.api import Gradebook, MissingEntry
+        info = resources["nbgrader"]
+        with Gradebook(info["db_url"]) as gb:
+            try:
+                submission = gb.find_submission(info["assignment"], info["student"])
+            except MissingEntry:
+                return nb, resources
+            note = due_date_note(submission.assignment.duedate, submission.extension, submission.timestamp)
+        if note:
+            nb.cells.insert(0, nbformat.v4.new_markdown_cell(note))
+        return nb, resources
+
+
+def due_date_note(class_due, extension, handed_in) -> str | None:
+    """The feedback's words on the due date, or None when the assignment has none."""
+    if class_due is None:
+        return None
+    def utc(when):
+        return when.strftime("%Y-%m-%d %H:%M UTC")
+    due = class_due + extension if extension else class_due
+    lines = [f"**Due:** {utc(due)}" + (f" (your extension; the class's due date is {utc(class_due)})"
+                                        if extension else "")]
+    if handed_in is not None:
+        late = (handed_in - due).total_seconds()
+        when = "on time" if late <= 0 else f"{_duration(late)} late"
+        lines.append(f"**Handed in:** {utc(handed_in)}, {when}")
+    return "  \n".join(lines)
+
+
+def _duration(seconds: float) -> str:
+    minutes = round(seconds / 60)
+    if minutes < 120:
+        return f"{max(minutes, 1)} minute{'s' * (minutes != 1)}"
+    hours = round(seconds / 3600)
+    return f"{hours} hours" if hours < 48 else f"{round(seconds / 86400)} days"
 
 
 def autograded_assignments(course: Path = REPO_ROOT) -> list:

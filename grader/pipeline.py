@@ -66,12 +66,14 @@ AUTOGRADE = [
     "nbgrader.preprocessors.SaveAutoGrades",                    # scores from the verdicts
     "grader.preprocessors.flag_for_manual_grading.FlagForManualGrading",  # after SaveAutoGrades
     "grader.preprocessors.mark_kernel_decided.MarkKernelDecided",         # after SaveAutoGrades
-    "nbgrader.preprocessors.AssignLatePenalties",
+    "grader.preprocessors.apply_extension.ApplyExtension",  # the student's own due date (extensions.csv)...
+    "nbgrader.preprocessors.AssignLatePenalties",           # ...from which lateness counts
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 
 FEEDBACK = [
     "nbgrader.preprocessors.GetGrades",
     "grader.feedback.HideHiddenTests",
+    "grader.feedback.DueDateNote",            # the student's own due date, and whether the hand-in was late
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]

@@ -21,6 +21,8 @@ from pathlib import Path
 from grader import timings
 from grader.class_grading.transfer import read_rows, read_tree, write_batch_rows, write_rows, write_tree
 from grader.course import REPO_ROOT, SOURCE
+from grader.extensions import FILE as EXTENSIONS
+from grader.judge.outcomes import outcome_folder
 from grader.wall import sandbox
 
 # One writer of gradebook.db and autograded/ at a time, and no snapshot of the gradebook taken while it
@@ -57,7 +59,7 @@ def merge_submission(scratch_db: Path, course_db: Path, assignment: str, student
 
 def collect(outcome, course: Path) -> None:
     """Merge one batch's results (a BatchOutcome) into the course: gradebook rows (one commit for
-    the batch), then autograded/."""
+    the batch), then autograded/ and the judge's outcomes (grader/judge/outcomes.py)."""
     course = Path(course)
     # Merged even when nbgrader reported an error: serial nbgrader also leaves the submission it
     # had started (for example with a renamed notebook: no scores, flagged).
@@ -65,12 +67,13 @@ def collect(outcome, course: Path) -> None:
     if rows:
         write_batch_rows(course / "gradebook.db", outcome.assignment, rows)
     for student in rows:
-        target = course / "autograded" / student / outcome.assignment
-        if target.exists():
-            shutil.rmtree(target)
-        if student in outcome.graded:
-            target.mkdir(parents=True)
-            write_tree(target, outcome.graded[student])
+        for target, tree in ((course / "autograded" / student / outcome.assignment, outcome.graded.get(student)),
+                             (outcome_folder(course, outcome.assignment, student), outcome.outcomes.get(student))):
+            if target.exists():
+                shutil.rmtree(target)
+            if tree is not None:
+                target.mkdir(parents=True)
+                write_tree(target, tree)
 
 
 def default_jobs() -> int:
@@ -195,6 +198,7 @@ def _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progre
     with _WRITING:
         snapshot = (course / "gradebook.db").read_bytes()   # one consistent copy for every task
     config = (course / "nbgrader_config.py").read_bytes()
+    extensions = (course / EXTENSIONS).read_bytes() if (course / EXTENSIONS).is_file() else None
     judge_timeout = _judge_timeout(course, extra_args)
     batches = heaviest_first(split_batches(todo, jobs, batch_max), course)
     files, references = {}, {}
@@ -202,7 +206,8 @@ def _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progre
         source = read_tree(course / SOURCE / assignment) if (course / SOURCE / assignment).is_dir() else {}
         # a task that holds the data rather than client.scatter: scattered data dies with the worker
         # that holds it, and everything that needs it with it; a task's result is computed again
-        files[assignment] = client.submit(tasks.hold, tasks.AssignmentFiles(assignment, config, snapshot, source),
+        files[assignment] = client.submit(tasks.hold,
+                                          tasks.AssignmentFiles(assignment, config, snapshot, source, extensions),
                                           pure=False, key=f"files-{assignment}-{os.urandom(4).hex()}")
         # on every worker: where the data is would otherwise decide where the batches go (all to one)
         client.replicate([files[assignment]])

@@ -22,6 +22,8 @@ from grader import timings
 from grader.class_grading.transfer import read_batch_rows, read_tree, write_tree
 from grader.class_grading.warm_nbgrader import WarmNbgrader
 from grader.course import SOURCE, tool_env
+from grader.extensions import FILE as EXTENSIONS
+from grader.judge.outcomes import outcome_folder
 from grader.wall import sandbox
 
 @dataclass(frozen=True)
@@ -31,6 +33,7 @@ class AssignmentFiles:
     config: bytes            # nbgrader_config.py: the course's pipeline, the wall included
     gradebook: bytes         # a snapshot of gradebook.db taken before grading starts
     source: dict             # solutions/<assignment>/ as {path: bytes}: the judge's solution notebooks
+    extensions: bytes | None = None   # the course's extensions.csv (grader/extensions.py), if it has one
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,7 @@ class BatchOutcome:
     seconds: float = 0.0
     rows: dict = field(default_factory=dict)      # {student: rows or None}, transfer.read_batch_rows
     graded: dict = field(default_factory=dict)    # {student: {path: bytes}}
+    outcomes: dict = field(default_factory=dict)  # {student: {path: bytes}}: judge_outcomes/<assignment>/<student>/
     timings: dict = field(default_factory=dict)   # {step: seconds}, grader/timings.py
     worker: str = ""
 
@@ -145,6 +149,8 @@ def make_course(folder: Path, files: AssignmentFiles, handins: dict) -> Path:
     folder = Path(folder)
     (folder / "nbgrader_config.py").write_bytes(files.config)
     (folder / "gradebook.db").write_bytes(files.gradebook)
+    if files.extensions is not None:
+        (folder / EXTENSIONS).write_bytes(files.extensions)
     (folder / SOURCE / files.assignment).mkdir(parents=True)
     write_tree(folder / SOURCE / files.assignment, files.source)
     for student, tree in handins.items():
@@ -193,6 +199,9 @@ def batch_task(batch: Batch, files: AssignmentFiles, references: list) -> BatchO
             graded = scratch / "autograded" / student / batch.assignment
             if graded.is_dir():   # nbgrader removes it for a notebook it could not grade
                 outcome.graded[student] = read_tree(graded)
+            judged = outcome_folder(scratch, batch.assignment, student)
+            if judged.is_dir():
+                outcome.outcomes[student] = read_tree(judged)
         return outcome
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

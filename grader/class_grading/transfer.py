@@ -53,7 +53,7 @@ def _read_submission(gb: Gradebook, assignment: str, student: str) -> dict | Non
         graded = gb.find_submission(assignment, student)
     except MissingEntry:
         return None
-    return {"timestamp": graded.timestamp,
+    return {"timestamp": graded.timestamp, "extension": graded.extension,
             "notebooks": {nb.name: {"late_penalty": nb.late_submission_penalty,
                                     "grades": {g.name: (g.auto_score, g.needs_manual_grade) for g in nb.grades},
                                     "comments": {c.name: c.auto_comment for c in nb.comments}}
@@ -79,7 +79,8 @@ def write_batch_rows(db: Path, assignment: str, rows_by_student: dict) -> None:
 def _write_submission(gb: Gradebook, assignment: str, student: str, rows: dict) -> None:
     gb.update_or_create_student(student)
     kwargs = {"timestamp": rows["timestamp"]} if rows["timestamp"] is not None else {}
-    gb.update_or_create_submission(assignment, student, **kwargs)
+    submission = gb.update_or_create_submission(assignment, student, **kwargs)
+    submission.extension = rows.get("extension")
     for name, notebook in rows["notebooks"].items():
         target = gb.find_submission_notebook(name, assignment, student)
         target.late_submission_penalty = notebook["late_penalty"]

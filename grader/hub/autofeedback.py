@@ -35,9 +35,11 @@ from pathlib import Path
 from grader.course import nbgrader_api, run_nbgrader
 from grader.feedback import write_not_graded_pages
 from grader.inbound import SAFE_ID, Entry, Refused, check_owner, newest_unhandled, snapshot
+from grader.judge.outcomes import outcome_folder
 
 STATE = ".autofeedback"      # in the course directory: what was handled, the collects' private exchanges
 HANDLED = "handled.json"
+ATTEMPTS = "attempts.jsonl"  # one JSON line per hand-in handled: what reports read (grader/reports/)
 LOG = "autofeedback.log"
 NBGRADER_SECONDS = 600       # collect, generate_feedback, release_feedback: each far below this
 RETRY_SECONDS = 30           # after a failed pass, before a fresh cluster takes its hand-ins again
@@ -96,14 +98,20 @@ class Book:
         with self.lock:
             return newest_unhandled(names, self.handled)
 
-    def done(self, entry: Entry, result: str, noticed: float) -> None:
+    def done(self, entry: Entry, result: str, noticed: float, points: tuple | None = None) -> None:
         """One line in the log: when, student, assignment, the hand-in's timestamp, score or error,
-        seconds from noticing it to its released feedback; and the hand-in is never taken again."""
-        fields = (datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), entry.student, entry.assignment,
-                  entry.timestamp, result, f"{time.monotonic() - noticed:.1f} s")
+        seconds from noticing it to its released feedback; the same as data in the attempts history
+        (`points`: (score, max score) when it was graded); and the hand-in is never taken again."""
+        now, seconds = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), time.monotonic() - noticed
+        fields = (now, entry.student, entry.assignment, entry.timestamp, result, f"{seconds:.1f} s")
+        attempt = {"at": now, "student": entry.student, "assignment": entry.assignment, "handed_in": entry.timestamp,
+                   "score": points[0] if points else None, "max_score": points[1] if points else None,
+                   "result": result, "seconds": round(seconds, 1)}
         with self.lock:
             with open(self.log, "a") as out:
                 out.write("\t".join(_printable(f) for f in fields) + "\n")
+            with open(state_dir(self.course) / ATTEMPTS, "a") as out:
+                out.write(json.dumps(attempt) + "\n")
             self.handled.add(entry.name)
             tmp = state_dir(self.course) / f"{HANDLED}.tmp"
             tmp.write_text(json.dumps(sorted(self.handled), indent=0))
@@ -124,10 +132,11 @@ def take(course: Path, exchange: Exchange, entry: Entry, staging: Path) -> Path:
     check_owner(folder, entry.student)
     copy = staging / exchange.course_id / "inbound" / entry.name
     snapshot(folder, copy)
-    # the last hand-in's graded notebook and feedback go: its feedback is out, and a stale copy
+    # the last hand-in's graded notebook, outcomes and feedback go: its feedback is out, and a stale copy
     # would be taken for this one's if this one cannot be graded
     for done in ("autograded", "feedback"):
         shutil.rmtree(Path(course) / done / entry.student / entry.assignment, ignore_errors=True)
+    shutil.rmtree(outcome_folder(course, entry.assignment, entry.student), ignore_errors=True)
     return copy
 
 
@@ -177,12 +186,17 @@ def release(course: Path, entry: Entry, handed_in: Path, expected: list, problem
 
 def score(course: Path, student: str, assignment: str) -> str:
     """The submission's score out of the assignment's, as the gradebook has it."""
+    got, out_of, flagged = points_of(course, student, assignment)
+    return f"{got:g}/{out_of:g}" + (" (flagged for manual grading)" if flagged else "")
+
+
+def points_of(course: Path, student: str, assignment: str) -> tuple:
+    """(score, max score, needs manual grading) of the submission, from the gradebook."""
     from nbgrader.api import Gradebook
     with warnings.catch_warnings(), Gradebook(f"sqlite:///{Path(course) / 'gradebook.db'}") as gb:
         warnings.simplefilter("ignore")
         submission = gb.find_submission(assignment, student)
-        flagged = " (flagged for manual grading)" if submission.needs_manual_grade else ""
-        return f"{submission.score:g}/{submission.max_score:g}{flagged}"
+        return submission.score, submission.max_score, bool(submission.needs_manual_grade)
 
 
 def assignment_notebooks(course: Path) -> dict:
@@ -274,12 +288,15 @@ class Pass:
         entry, handed_in = self.taken.pop(key)
         if self.abandoned.is_set():
             return
+        points = None
         try:
             result = release(self.book.course, entry, handed_in, self.expected[entry.assignment], problem)
+            if not result.startswith("not graded"):
+                points = points_of(self.book.course, entry.student, entry.assignment)[:2]
         except Exception as err:   # this hand-in's feedback only; the others go on
             traceback.print_exc()
             result = f"not graded: feedback failed ({type(err).__name__}: {err})"
-        self.book.done(entry, result, self.noticed)
+        self.book.done(entry, result, self.noticed, points)
 
 
 def grade_pending(course: Path, exchange: Exchange | None = None, log: Path | None = None, client=None) -> int:

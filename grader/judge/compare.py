@@ -142,6 +142,11 @@ def failed_checks(student, reference) -> list:
     """Why each of the reference record's checks fails for the student's record (probe records,
     grader/judge/probes.py), in the reference's order: a check is matched by its name, and its rule
     is the reference's. An empty list: every check passes."""
+    return [why for _, why in check_failures(student, reference)]
+
+
+def check_failures(student, reference) -> list:
+    """`failed_checks` with each reason's check: [(the check's name, why it fails)]."""
     done = {c.name: c for c in student.checks}
     failed = []
     for number, expected in enumerate(reference.checks, 1):
@@ -149,11 +154,11 @@ def failed_checks(student, reference) -> list:
         mine = done.get(expected.name)
         if mine is None:
             stopped = f"your code raised {student.error}" if student.error else "it did not run"
-            failed.append(f"{label}: {stopped}")
+            failed.append((expected.name, f"{label}: {stopped}"))
         elif mine.error:
-            failed.append(f"{label}: {mine.error}")
+            failed.append((expected.name, f"{label}: {mine.error}"))
         else:
             why = compare(mine.value, expected.value, expected.rule)
             if why:
-                failed.append(f"{label}: the result {why}")
+                failed.append((expected.name, f"{label}: the result {why}"))
     return failed

@@ -19,8 +19,9 @@ from traitlets import Bool, Integer, Unicode
 from grader import timings
 from grader.pipeline import REFERENCE_CELL_SECONDS
 from grader.class_grading.autograde import students_with_handins
-from grader.judge.compare import failed_checks
+from grader.judge.compare import check_failures
 from grader.judge.handoff import handoff, hidden_sections
+from grader.judge.outcomes import write_outcome
 from grader.judge.probes import ProbeError, exception_name, read_probe
 from grader.judge.reference import records_from_saved, reference_records
 from grader.judge.scan import module_names, scan
@@ -53,10 +54,15 @@ def quotes_hidden(text: str, hidden_code: str) -> bool:
 def verdict(student, reference) -> str | None:
     """None if every reference check has a passing student check of the same name, else why not
     (the first check that fails)."""
+    failed = failures(student, reference)
+    return failed[0][1] if failed else None
+
+
+def failures(student, reference) -> list:
+    """[(check name or None, why)] for every check the student's record fails."""
     if isinstance(student, ProbeError):
-        return f"the grader's checks could not run: {student}"
-    failed = failed_checks(student, reference)
-    return failed[0] if failed else None
+        return [(None, f"the grader's checks could not run: {student}")]
+    return check_failures(student, reference)
 
 
 class Judge(NbGraderPreprocessor):
@@ -84,6 +90,7 @@ class Judge(NbGraderPreprocessor):
         probes = shared.probes
         flags = shared.flags = self._scan(nb, solution)
         shared.kernel_decided = ordinary
+        outcomes = {}
         for cell in nb.cells:
             if cell.cell_type != "code" or not utils.is_grade(cell) or utils.is_solution(cell):
                 continue
@@ -91,12 +98,14 @@ class Judge(NbGraderPreprocessor):
             if grade_id in ordinary:
                 # nbgrader's rule on the kernel's own outputs (SaveAutoGrades), as in stock nbgrader
                 cell.metadata["judge"] = {"decided_in": KERNEL_DECIDED}
+                outcomes[grade_id] = {"decided_in": KERNEL_DECIDED, "flagged": flags.get(grade_id)}
                 continue
             try:
                 student = read_probe(probes.get(grade_id, []), grade_id)
             except ProbeError as err:
                 student = err
-            why = verdict(student, reference[grade_id])
+            failed = failures(student, reference[grade_id])
+            why = failed[0][1] if failed else None
             # kept for instructors and tests: did the visible asserts pass in the student's kernel?
             # (informative only: the grade is the verdict's alone)
             raised = [o.get("ename") for o in cell.get("outputs", []) if o.get("output_type") == "error"]
@@ -109,6 +118,11 @@ class Judge(NbGraderPreprocessor):
                                         len(reference[grade_id].checks), flags.get(grade_id)) if why else \
                     self._outputs({}, None, len(reference[grade_id].checks), flags.get(grade_id))
             cell.outputs = outputs
+            outcomes[grade_id] = {"decided_in": "judge", "checks": len(reference[grade_id].checks),
+                                  "failed": [{"check": name, "why": text} for name, text in failed],
+                                  "visible_tests": cell.metadata["judge"]["visible_tests"],
+                                  "flagged": flags.get(grade_id)}
+        write_outcome(course.root, info["assignment"], info["student"], info["notebook"], outcomes)
         return nb, resources
 
     def _reference(self, course, info, solution: Path, hidden: dict) -> dict:

@@ -1,0 +1,1 @@
+"""Class reports for instructors: what the class got wrong, who copied, what a regrade changes (docs/GRADING.md)."""
