@@ -11,6 +11,8 @@ PY     := $(VENV)/bin/python
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 STAMP  := $(VENV)/.installed
 JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
+ASSIGNMENT ?=
+APPLY  ?=
 SCHEDULER ?=
 NB     ?=
 CHAPTERS ?=
@@ -22,7 +24,7 @@ ROSTER   ?= hub/roster.txt
 # JupyterHub's proxy, from npm at the version hub/package-lock.json pins, into hub/node_modules
 PROXY  := hub/node_modules/.bin/configurable-http-proxy
 
-.PHONY: help setup lock lab instructor-lab hub test doctor gpu-check outputs release autograde feedback grades check student-bundle bench-grading audit-seeds stress-ddp clean
+.PHONY: help setup lock lab instructor-lab hub test doctor gpu-check outputs release autograde feedback report regrade grades check student-bundle bench-grading audit-seeds stress-ddp clean
 
 help:  ## list the verbs
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
@@ -115,6 +117,17 @@ autograde: setup  ## grade everything in submitted/ on JOBS local workers, or a 
 feedback: setup  ## HTML feedback for every graded submission (nbgrader generate_feedback)
 	$(PY) -m grader feedback
 
+# From the gradebook and the judge's outcomes: reports/<assignment>.html (figures, the most common mistakes,
+# similar answers) and .csv (every number), reports/index.html. docs/GRADING.md, "What the class got wrong".
+report: setup  ## class reports in reports/: make report (every graded assignment) or make report ASSIGNMENT=05_training_loop
+	$(PY) -m grader report $(ASSIGNMENT)
+
+# After fixing an exercise's hidden checks in solutions/: every hand-in graded again into a scratch gradebook,
+# each student's change printed (and shown in the report); APPLY=1 writes them, with new feedback.
+regrade: setup  ## make regrade ASSIGNMENT=05_training_loop shows what changes; add APPLY=1 to apply it
+	@test -n "$(ASSIGNMENT)" || { echo "usage: make regrade ASSIGNMENT=<assignment> [APPLY=1]"; exit 2; }
+	$(PY) -m grader regrade "$(ASSIGNMENT)" $(if $(filter 1,$(APPLY)),--apply) --jobs $(JOBS)
+
 grades: setup  ## export the gradebook to grades.csv (nbgrader export)
 	$(VENV)/bin/nbgrader export --to grades.csv
 
@@ -135,4 +148,4 @@ stress-ddp: setup  ## run every DDP script 10 times in a row on 2 CPU processes 
 	COURSE_DDP_STRESS=1 COURSE_OFFLINE=1 $(PY) -m pytest tests/test_ddp.py -k ten_times
 
 clean:  ## remove the virtual environment and nbgrader's working folders
-	rm -rf $(VENV) autograded feedback gradebook.db grades.csv
+	rm -rf $(VENV) autograded feedback judge_outcomes reports gradebook.db grades.csv

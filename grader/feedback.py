@@ -77,9 +77,9 @@ def due_date_note(class_due, extension, handed_in) -> str | None:
 
 
 def _duration(seconds: float) -> str:
-    minutes = round(seconds / 60)
+    minutes = max(1, round(seconds / 60))
     if minutes < 120:
-        return f"{max(minutes, 1)} minute{'s' * (minutes != 1)}"
+        return f"{minutes} minute{'s' * (minutes != 1)}"
     hours = round(seconds / 3600)
     return f"{hours} hours" if hours < 48 else f"{round(seconds / 86400)} days"
 

@@ -78,7 +78,7 @@ def gradebook_state(course: Path, assignment: str) -> dict:
     state = {}
     with Gradebook(db_url(course)) as gb:
         for sub in gb.assignment_submissions(assignment):
-            rows = {"timestamp": str(sub.timestamp)}
+            rows = {"timestamp": str(sub.timestamp), "extension": str(sub.extension)}
             for nb in sub.notebooks:
                 rows[nb.name] = nb.late_submission_penalty
                 for g in nb.grades:

@@ -21,7 +21,7 @@ def test_setup_reinstalls_when_the_lock_changes():
 
 def test_every_documented_verb_exists():
     verbs = ["setup", "lab", "instructor-lab", "test", "doctor", "release", "autograde", "feedback", "grades", "check",
-             "student-bundle", "bench-grading", "outputs", "lock", "gpu-check"]
+             "student-bundle", "bench-grading", "outputs", "lock", "gpu-check", "report", "regrade"]
     listed = make("help").stdout
     for verb in verbs:
         assert verb in listed, f"`make {verb}` is missing from `make help`"

@@ -16,6 +16,7 @@ from nbgrader.api import Gradebook
 from grader.class_grading.autograde import merge_submission, submissions
 from bench_grading import TIMESTAMP, export_rows, gradebook_state, grade_both
 from grader.course import run_nbgrader
+from grader.judge.outcomes import read_outcomes
 from submissions import copy_course, place_submission, release_copy, solution_copy, with_answers
 from hostile.tiny import add_tiny_assignment
 
@@ -49,12 +50,29 @@ def _fork_servers_running() -> list:
     return found
 
 
+# The class is a day late (TIMESTAMP is 2030-01-01 12:00 UTC) and every late hand-in scores zero
+# (nbgrader's "zero" late penalty), except where extensions.csv gives a student a later due date.
+CLASS_DUE = "2029-12-31 12:00:00"
+EXTENSIONS = ("student,assignment,due\n"
+              "ada,{assignment},2030-01-02 00:00\n"                 # after her hand-in: on time
+              "cy,{assignment},2030-01-01T13:00:00+02:00\n")        # 11:00 UTC: still an hour late
+
+
+def give_due_dates(course, assignment):
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        gb.update_or_create_assignment(assignment, duedate=CLASS_DUE)
+    with open(course / "nbgrader_config.py", "a") as config:
+        config.write('\nc.LateSubmissionPlugin.penalty_method = "zero"\n')
+    (course / "extensions.csv").write_text(EXTENSIONS.format(assignment=assignment))
+
+
 @pytest.fixture(scope="module")
 def two_courses(tmp_path_factory):
     """The benchmark's own machinery (bench_grading.grade_both), on the tiny assignment."""
     base = copy_course(tmp_path_factory.mktemp("pg") / "course")
     assignment = add_tiny_assignment(base)
     hand_in_class(base, assignment)
+    give_due_dates(base, assignment)
     # what autograde_all says on stderr (nbgrader's log of each failed submission), kept for the
     # failure messages below: a submission that only failed in one run must say why
     said = io.StringIO()
@@ -92,6 +110,28 @@ def test_same_gradebook_as_serial_nbgrader(two_courses):
     assert expected["fay"]["double_tests"] == (None, None, 2, True)
 
 
+def test_late_penalties_count_from_each_students_own_due_date(two_courses):
+    """extensions.csv reaches nbgrader's late penalty on both paths (the gradebooks are equal above)."""
+    assignment, serial, parallel, _, log, _ = two_courses
+    state = gradebook_state(parallel, assignment)
+    assert state["ada"]["extension"] == "1 day, 12:00:00", log[-3000:]
+    assert not state["ada"][assignment], "ada handed in before her own due date: no penalty"
+    assert state["cy"]["extension"] == "23:00:00" and state["cy"][assignment] == 2, "cy is still late: her score goes"
+    assert state["eve"]["extension"] == "None" and state["eve"][assignment] == 3
+    assert state["bob"][assignment] == 0, "nothing to take from a zero"
+
+
+def test_judge_outcomes_same_as_serial_nbgrader(two_courses):
+    """What the judge decided per exercise (grader/judge/outcomes.py) comes back from the workers."""
+    assignment, serial, parallel, _, log, _ = two_courses
+    mine, theirs = read_outcomes(parallel, assignment), read_outcomes(serial, assignment)
+    assert mine == theirs and set(mine) == {"ada", "bob", "cy", "eve"}, log[-3000:]
+    answer = mine["cy"][assignment]["answer_tests"]
+    assert answer["decided_in"] == "judge" and len(answer["failed"]) >= 1 and answer["checks"] >= len(answer["failed"])
+    assert all(not e["failed"] for e in mine["ada"][assignment].values())
+    assert all(e["failed"] for e in mine["bob"][assignment].values()), "the untouched release fails every exercise"
+
+
 def test_same_grades_csv_as_serial_nbgrader(two_courses):
     _, serial, parallel, _, log, _ = two_courses
     assert export_rows(parallel) == export_rows(serial), log[-6000:]
@@ -108,7 +148,11 @@ def test_autograded_notebooks_copied_back(two_courses):
     assert (parallel / "autograded" / "eve" / assignment / "notes.txt").read_text() == "my notes"
     # generate_feedback works on what was copied back
     run_nbgrader("generate_feedback", assignment, "--force", course=parallel)
-    assert (parallel / "feedback" / "ada" / assignment / f"{assignment}.html").exists()
+    page = (parallel / "feedback" / "ada" / assignment / f"{assignment}.html").read_text()
+    assert "2030-01-02 00:00 UTC (your extension; the class's due date is 2029-12-31 12:00 UTC)" in page
+    assert "2030-01-01 12:00 UTC, on time" in page
+    assert "2030-01-01 12:00 UTC, 24 hours late" in (parallel / "feedback" / "bob" / assignment /
+                                                    f"{assignment}.html").read_text()
 
 
 def test_merge_keeps_manual_grades(two_courses, tmp_path):
