@@ -1,14 +1,17 @@
 """An ordinary nbgrader assignment, as an instructor who adopts the course writes one: no
-`hidden_checks`, plain asserts (visible and hidden), an answer graded by hand, a task, and a second
-notebook whose cells carry the metadata JupyterLab's "Create Assignment" panel writes.
+`hidden_checks`, plain asserts (visible and hidden), answers graded by hand (written and code), a
+task, and a second notebook whose cells carry the metadata JupyterLab's "Create Assignment" panel writes.
 
 Two students hand it in: `ada` answers everything right, `bob` gets one autograded exercise wrong,
-leaves the written answer untouched and deletes a test cell. tests/test_ordinary_assignments.py
-grades them with stock nbgrader and through every path of the course, and compares each cell.
+leaves both answers graded by hand (a written one and a code one) as released, and deletes a test
+cell. Each edits a checksum in the metadata: bob's says his written answer was answered, ada's that
+her code answer was left as released. tests/test_ordinary_assignments.py grades them with stock
+nbgrader and through every path of the course, and compares each cell.
 """
 from pathlib import Path
 
 import nbformat
+from nbgrader.utils import compute_checksum
 
 NAME = "homework"
 STUDENTS = ("ada", "bob")
@@ -43,6 +46,10 @@ def functions_notebook():
         _cell("md", "**Task**: plot `squares(10)` in the cell below (graded by hand).",
               grade_id="plot_task", task=True, locked=True, points=1),
         _cell("code", "# plot here"),
+        _cell("md", "Write `largest_square(xs)`, the largest square in `xs` (graded by hand: name it well)."),
+        _cell("code", "def largest_square(xs):\n    ### BEGIN SOLUTION\n    return max(x * x for x in xs)\n"
+                      "    ### END SOLUTION",
+              grade_id="largest_square", solution=True, grade=True, points=1),
     ]
 
 
@@ -76,13 +83,17 @@ ANSWERS = {
     "ada": {"squares": "def squares(n):\n    return [i ** 2 for i in range(n)]",
             "mean": "def mean(xs):\n    return sum(xs) / len(xs)",
             "why_mean_fails": "Dividing by the length of an empty list divides by zero.",
+            "largest_square": "def largest_square(xs):\n    return max(xs, key=abs) ** 2",
             "cell-5d1c0e2a9b7f4e31": "GREETING = \"hel\" + \"lo\""},
-    # right on the visible test, wrong on the hidden ones; the written answer left as released (no key)
+    # right on the visible test, wrong on the hidden ones; the answers graded by hand left as released (no key)
     "bob": {"squares": "def squares(n):\n    return [0, 1, 4][:n]",
             "mean": "def mean(xs):\n    return sum(xs) / len(xs)",
             "cell-5d1c0e2a9b7f4e31": "GREETING = \"hi\""},
 }
 DELETED = {"bob": "mean_tests"}   # a test cell the student deleted
+# an answer graded by hand whose checksum the student changed (nbgrader takes the gradebook's):
+# bob's, left as released, gets a checksum that no release has; ada's, answered, her answer's own
+FORGED_CHECKSUM = {"bob": "why_mean_fails", "ada": "largest_square"}
 
 
 def hand_in(released: Path, submitted: Path, student: str) -> None:
@@ -98,6 +109,8 @@ def hand_in(released: Path, submitted: Path, student: str) -> None:
                 continue
             if grade_id in ANSWERS[student] and cell.metadata["nbgrader"].get("solution"):
                 cell.source = ANSWERS[student][grade_id]
+            if grade_id == FORGED_CHECKSUM.get(student):
+                cell.metadata["nbgrader"]["checksum"] = compute_checksum(cell) if grade_id in ANSWERS[student] else "0" * 32
             cells.append(cell)
         nb.cells = cells
         nbformat.write(nb, target / f"{name}.ipynb")
