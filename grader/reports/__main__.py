@@ -8,28 +8,37 @@ import os
 import sys
 import time
 from datetime import datetime, timezone
+from html import escape
 from pathlib import Path
 
 from grader.course import REPO_ROOT
 from grader.reports import data as class_data
 from grader.reports.page import assignment_csv, assignment_page, index_page
+from grader.reports.similarity import find_similar, pairs_html
 from grader.reports.stats import score_summary
 
 OUT = "reports"
 
 
-def extra_sections(course: Path, out: Path, assignment: str, data) -> list:
-    """Sections made by other parts of the platform, when there is something to show."""
-    sections = []
+def regrade_section(out: Path, assignment: str) -> list:
+    """The last `make regrade`'s changes (grader/class_grading/regrade.py), when there was one."""
     regrade = out / f"{assignment}.regrade.html"
-    if regrade.is_file():
-        sections.append(("Regrade: what changed", regrade.read_text()))
-    try:
-        from grader.reports.similarity import report_section
-    except ImportError:
-        return sections
-    sections.append(("Similar answers", report_section(course, assignment)))
-    return sections
+    return [("Regrade: what changed", regrade.read_text())] if regrade.is_file() else []
+
+
+def similarity(course: Path, assignment: str) -> tuple:
+    """(section, CSV rows): pairs of unusually alike answers, for the instructor's judgment only."""
+    found = find_similar(course, assignment)
+    compared = sum(found.compared.values())
+    intro = (f"<p class='note'>{len(found.pairs)} pairs flagged over {len(found.compared)} exercises "
+             f"({compared} answers compared, starter code excluded). A flag changes no grade.</p>")
+    rows = [("similar answers", f"{p.grade_id.removesuffix('_tests')} / {p.student_a} / {p.student_b}", measure,
+             value) for p in found.pairs for measure, value in (("share of a in b", round(p.score_a, 3)),
+                                                                 ("share of b in a", round(p.score_b, 3)))]
+    skipped = "".join(f"<li>{escape(note)}</li>" for note in found.notes)   # notes name student folders
+    if skipped:
+        intro += f"<details><summary>{len(found.notes)} answers not compared, and why</summary><ul>{skipped}</ul></details>"
+    return ("Similar answers", intro + pairs_html(found.pairs)), rows
 
 
 def write_reports(course: Path = REPO_ROOT, assignments=None, out: Path | None = None) -> list:
@@ -45,10 +54,11 @@ def write_reports(course: Path = REPO_ROOT, assignments=None, out: Path | None =
     written = []
     for assignment in wanted:
         data = class_data.load(course, assignment)
+        similar, similar_rows = similarity(course, assignment)
         page = assignment_page(data, notebooks_url=_relative(course / "autograded", out),
-                               extra_sections=extra_sections(course, out, assignment, data))
+                               extra_sections=[similar, *regrade_section(out, assignment)])
         _write(out / f"{assignment}.html", page)
-        _write(out / f"{assignment}.csv", assignment_csv(data))
+        _write(out / f"{assignment}.csv", assignment_csv(data, similar_rows))
         written.append(out / f"{assignment}.html")
     # the index lists every report in the folder, those of earlier runs for other assignments too
     entries = []

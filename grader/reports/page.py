@@ -115,8 +115,9 @@ def _attempts_section(data) -> str:
     return "".join(parts)
 
 
-def assignment_csv(data) -> str:
-    """Every number of the report, one per row: section, item, measure, value."""
+def assignment_csv(data, extra_rows=()) -> str:
+    """Every number of the report, one per row: section, item, measure, value (`extra_rows`: the
+    same four, from sections made elsewhere)."""
     out = io.StringIO()
     rows = csv.writer(out)
     rows.writerow(["section", "item", "measure", "value"])
@@ -137,6 +138,7 @@ def assignment_csv(data) -> str:
         rows.writerow(["attempts", a.student, "best score", "" if a.best is None else a.best])
     for student, due in sorted(data.extensions.items()):
         rows.writerow(["extension", student, "due", due.isoformat()])
+    rows.writerows(extra_rows)
     return out.getvalue()
 
 
