@@ -33,15 +33,15 @@ class Hub:
     process: subprocess.Popen
 
 
-def free_ports(count: int = 3) -> int:
-    """A port p with p, p+1, p+2 free: people, the hub's API, the proxy's API."""
+def free_ports(count: int = 4) -> int:
+    """A port p with p to p+3 free: people, the hub's API, the proxy's API, the class reports service."""
     for _ in range(50):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
         if port + count < 65536 and all(_port_free(port + i) for i in range(count)):
             return port
-    raise RuntimeError("no three free ports in a row")
+    raise RuntimeError(f"no {count} free ports in a row")
 
 
 def _port_free(port: int) -> bool:

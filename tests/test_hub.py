@@ -5,7 +5,8 @@ ports and Unix users, all removed afterwards), and driven with Debian's chromium
 student A logs in, fetches 00_setup in the Assignments tab, answers one exercise and submits;
 student B submits the untouched notebook; the feedback service grades both behind the wall and
 releases their feedback, which each fetches in the Assignments tab; the instructor's formgrader
-(inside JupyterLab, not blank) lists both with the same scores. Then what students must not reach:
+(inside JupyterLab, not blank) lists both with the same scores, and the class report (a hub service
+page) shows its figures and the common mistakes to the instructor and a 403 to a student. Then what students must not reach:
 each other's servers and homes, the course directory, the hub's state, the repository.
 """
 import grp
@@ -133,6 +134,31 @@ def test_two_students_submit_and_get_feedback_and_the_instructor_sees_both(hub, 
     with screenshot_on_failure(b, "hub-6-b-cannot-open-a"):
         response = b.goto(f"{hub.url}/user/{A}/api/contents")
         assert response.status in (403, 404), response.status
+
+    with screenshot_on_failure(teacher, "hub-7-class-report"):
+        teacher.goto(f"{hub.url}/services/reports/")
+        expect(teacher.locator("h1")).to_have_text("Class reports")
+        teacher.get_by_role("link", name=CHAPTER, exact=True).click()
+        expect(teacher.locator("h2", has_text="The most common mistakes")).to_be_visible()
+        assert "2 students graded" in teacher.locator("body").text_content()
+        figures = teacher.locator("img.figure")
+        assert figures.count() >= 3 and all(figures.nth(i).evaluate("img => img.naturalWidth") > 0
+                                             for i in range(figures.count())), "a figure did not render"
+        # B's untouched notebook failed every hidden check: linked under the mistakes, in the instructor's lab
+        link = teacher.locator("td a", has_text=B).first.get_attribute("href")
+        assert link.startswith(f"/hub/user-redirect/lab/tree/{deploy.COURSE_LINK}/autograded/{B}/{CHAPTER}/"), link
+        # the reports follow the gradebook: a change there, and the next request remakes them
+        index = hub.layout.course / "reports" / "index.html"
+        made = index.stat().st_mtime
+        later = time.time() + 5
+        os.utime(hub.layout.course / "gradebook.db", (later, later))
+        teacher.goto(f"{hub.url}/services/reports/")
+        assert index.stat().st_mtime > made
+
+    with screenshot_on_failure(b, "hub-8-no-report-for-students"):
+        response = b.goto(f"{hub.url}/services/reports/")
+        assert response.status == 403, response.status
+        assert "Class reports" not in b.locator("body").text_content()
 
 
 @pytest.mark.parametrize("what", ["home of the other student", "course directory", "hub state", "repository",

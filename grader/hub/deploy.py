@@ -285,11 +285,13 @@ def enrol(people, layout: HubLayout) -> None:
 
 def write_hub_config(layout: HubLayout, people, url: str) -> None:
     names = sorted(p.name for p in people)
+    instructors = sorted(p.name for p in people if p.instructor)
     _write(layout.config,
            "# Written by make hub from the roster: edit the roster and run make hub again.\n"
            "from pathlib import Path\n"
            "from grader.hub.hub_config import configure\n"
-           f"configure(get_config(), Path({str(layout.root)!r}), {url!r}, {str(PROXY)!r}, {names!r})  # noqa: F821\n",
+           f"configure(get_config(), Path({str(layout.root)!r}), {url!r}, {str(PROXY)!r}, {names!r},  # noqa: F821\n"
+           f"          instructors={instructors!r})\n",
            mode=0o600)
 
 

@@ -3,7 +3,7 @@
 The hub runs as root and starts each person's JupyterLab as their Unix user (the local spawner),
 with the hub's environment; people log in with their Unix password (PAM). Only the roster's
 people may log in. Ports: the URL's for people, the next one for the hub's API, the one after
-for the proxy's API, all on 127.0.0.1 unless the URL says otherwise.
+for the proxy's API, the next for the class reports service, all on 127.0.0.1 unless the URL says otherwise.
 """
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -13,7 +13,7 @@ from grader.hub.layout import HubLayout
 SPAWN_SECONDS = 120   # a first JupyterLab start on a busy 2-core server takes tens of seconds
 
 
-def configure(c, root: Path, url: str, proxy: str, people: list) -> None:
+def configure(c, root: Path, url: str, proxy: str, people: list, instructors: list = ()) -> None:
     layout = HubLayout(Path(root))
     port = urlsplit(url).port
     c.JupyterHub.bind_url = url
@@ -44,4 +44,17 @@ def configure(c, root: Path, url: str, proxy: str, people: list) -> None:
         "command": [str(layout.python), "-m", "grader.hub.autofeedback", "--course", str(layout.course)],
         "cwd": str(layout.course),
         "environment": {"PATH": layout.path},
+    }, {
+        # The class reports (grader/hub/reports_service.py), for instructors only: the hub lets only the
+        # instructors' group reach it, and the service checks the Unix group again.
+        "name": "reports",
+        "url": f"http://127.0.0.1:{port + 3}",
+        "command": [str(layout.python), "-m", "grader.hub.reports_service", "--course", str(layout.course)],
+        "cwd": str(layout.course),
+        "environment": {"PATH": layout.path},
+        "display": True,
+        "oauth_no_confirm": True,
     }]
+    c.JupyterHub.load_groups = {"instructors": {"users": sorted(instructors)}}
+    c.JupyterHub.load_roles = [{"name": "class-reports", "description": "read the class reports",
+                                "scopes": ["access:services!service=reports"], "groups": ["instructors"]}]

@@ -41,8 +41,10 @@ def similarity(course: Path, assignment: str) -> tuple:
     return ("Similar answers", intro + pairs_html(found.pairs)), rows
 
 
-def write_reports(course: Path = REPO_ROOT, assignments=None, out: Path | None = None) -> list:
-    """Write the reports; return the pages written, index last."""
+def write_reports(course: Path = REPO_ROOT, assignments=None, out: Path | None = None,
+                  notebooks_url: str | None = None) -> list:
+    """Write the reports; return the pages written, index last. `notebooks_url`: where the links to
+    graded notebooks point (default: the course's autograded/, relative to the reports)."""
     course = Path(course)
     out = Path(out) if out else course / OUT
     out.mkdir(parents=True, exist_ok=True)
@@ -55,7 +57,7 @@ def write_reports(course: Path = REPO_ROOT, assignments=None, out: Path | None =
     for assignment in wanted:
         data = class_data.load(course, assignment)
         similar, similar_rows = similarity(course, assignment)
-        page = assignment_page(data, notebooks_url=_relative(course / "autograded", out),
+        page = assignment_page(data, notebooks_url=notebooks_url or _relative(course / "autograded", out),
                                extra_sections=[similar, *regrade_section(out, assignment)])
         _write(out / f"{assignment}.html", page)
         _write(out / f"{assignment}.csv", assignment_csv(data, similar_rows))
