@@ -6,6 +6,7 @@ are released only when the exchange has none. Where each thing lives: grader/hub
 Design and what is tested: docs/GRADING.md, "A class on one server".
 """
 import compileall
+import dataclasses
 import grp
 import hashlib
 import json
@@ -21,7 +22,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from grader.course import COURSE_ID, REPO_ROOT, SOURCE, chapters
-from grader.hub import unix_users
+from grader.hub import limits, unix_users
 from grader.hub.layout import HubLayout
 from grader.hub.roster import read_roster
 from grader.lab_settings import install_overrides
@@ -283,15 +284,35 @@ def enrol(people, layout: HubLayout) -> None:
         os.umask(old)
 
 
-def write_hub_config(layout: HubLayout, people, url: str) -> None:
+def check_limits(roster: Path) -> tuple:
+    """(the settings beside the roster, whether cgroups hold each person's limits). Stops `make hub`
+    where cgroups cannot be used, unless HUB_LIMITS=off says to start without them."""
+    try:
+        settings = limits.read_settings(roster)
+    except limits.LimitsError as err:
+        raise HubError(str(err)) from None
+    off = os.environ.get("HUB_LIMITS", "on").strip().lower() in ("off", "0", "no", "false")
+    if off:
+        print("make hub: HUB_LIMITS=off: no memory, CPU or process limits; one person can slow or stop the class")
+        return settings, False
+    why = limits.problem()
+    if why:
+        raise HubError(f"per-person limits (memory, CPU, processes) need cgroups, and here {why}. "
+                       "Fix that, or start the hub without limits: make hub HUB_LIMITS=off")
+    print(f"make hub: {settings.describe()} (settings: {limits.settings_path(roster)})")
+    return settings, True
+
+
+def write_hub_config(layout: HubLayout, people, url: str, settings=None, cgroups: bool = True) -> None:
     names = sorted(p.name for p in people)
     instructors = sorted(p.name for p in people if p.instructor)
+    values = dataclasses.asdict(settings or limits.Settings())
     _write(layout.config,
            "# Written by make hub from the roster: edit the roster and run make hub again.\n"
            "from pathlib import Path\n"
            "from grader.hub.hub_config import configure\n"
            f"configure(get_config(), Path({str(layout.root)!r}), {url!r}, {str(PROXY)!r}, {names!r},  # noqa: F821\n"
-           f"          instructors={instructors!r})\n",
+           f"          instructors={instructors!r}, limits={values!r}, cgroups={cgroups!r})\n",
            mode=0o600)
 
 
@@ -300,6 +321,7 @@ def setup(roster: Path, root: Path, url: str = DEFAULT_URL, chapters=None) -> Hu
     time (default: every one). Returns the layout."""
     check_platform()
     people = read_roster(roster)
+    settings, cgroups = check_limits(roster)
     close_repository()
     parts = urlsplit(url)
     if parts.scheme != "http" or not parts.port:
@@ -316,7 +338,7 @@ def setup(roster: Path, root: Path, url: str = DEFAULT_URL, chapters=None) -> Hu
     if not released(layout):
         release_all(layout, chapters)
     enrol(people, layout)
-    write_hub_config(layout, people, url)
+    write_hub_config(layout, people, url, settings, cgroups)
     print(f"make hub: {len(people)} people on the roster, {len(created)} new users "
           f"(initial passwords in {layout.passwords}, readable by root only)")
     return layout

@@ -4,16 +4,21 @@ The hub runs as root and starts each person's JupyterLab as their Unix user (the
 with the hub's environment; people log in with their Unix password (PAM). Only the roster's
 people may log in. Ports: the URL's for people, the next one for the hub's API, the one after
 for the proxy's API, the next for the class reports service, all on 127.0.0.1 unless the URL says otherwise.
+Each person's JupyterLab and kernels run inside their own memory, CPU and process limits (cgroups,
+grader/hub/limits.py) unless `cgroups` is False, and servers left idle are stopped (their files stay).
 """
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from grader.hub.layout import HubLayout
+from grader.hub.limits import Settings
 
 SPAWN_SECONDS = 120   # a first JupyterLab start on a busy 2-core server takes tens of seconds
 
 
-def configure(c, root: Path, url: str, proxy: str, people: list, instructors: list = ()) -> None:
+def configure(c, root: Path, url: str, proxy: str, people: list, instructors: list = (),
+              limits: dict | None = None, cgroups: bool = True) -> None:
+    settings = Settings(**(limits or {}))
     layout = HubLayout(Path(root))
     port = urlsplit(url).port
     c.JupyterHub.bind_url = url
@@ -28,11 +33,20 @@ def configure(c, root: Path, url: str, proxy: str, people: list, instructors: li
     c.Authenticator.allowed_users = set(people)
     c.PAMAuthenticator.open_sessions = False   # no login sessions for web logins (and none in containers)
 
-    c.JupyterHub.spawner_class = "localprocess"
     c.Spawner.cmd = [str(layout.env / "bin" / "jupyterhub-singleuser")]
     c.Spawner.default_url = "/lab"
     c.Spawner.notebook_dir = "~"
-    c.Spawner.environment = {"PATH": layout.path}
+    environment = {"PATH": layout.path}
+    if cgroups:
+        c.JupyterHub.spawner_class = "grader.hub.limits.LimitedSpawner"
+        c.Spawner.mem_limit = settings.memory
+        c.Spawner.cpu_limit = settings.cpus
+        c.LimitedSpawner.pids_limit = settings.processes
+        # PyTorch starts a thread per core for each operation: past the person's CPU quota they would only wait
+        environment["OMP_NUM_THREADS"] = str(max(1, int(settings.cpus)))
+    else:
+        c.JupyterHub.spawner_class = "localprocess"
+    c.Spawner.environment = environment
     c.Spawner.start_timeout = SPAWN_SECONDS
     c.Spawner.http_timeout = SPAWN_SECONDS
 
@@ -58,3 +72,17 @@ def configure(c, root: Path, url: str, proxy: str, people: list, instructors: li
     c.JupyterHub.load_groups = {"instructors": {"users": sorted(instructors)}}
     c.JupyterHub.load_roles = [{"name": "class-reports", "description": "read the class reports",
                                 "scopes": ["access:services!service=reports"], "groups": ["instructors"]}]
+    if settings.idle_timeout:
+        # Idle servers stopped: the hub's culler looks every cull_every seconds and stops a server with no
+        # activity for idle_timeout (files stay in the home; the next login starts a fresh server). Each
+        # server tells the hub when it was last used (a request, a kernel busy) as often as the culler looks.
+        c.Spawner.environment["JUPYTERHUB_ACTIVITY_INTERVAL"] = str(settings.cull_every)
+        c.JupyterHub.services.append({
+            "name": "idle-culler",
+            "command": [str(layout.python), "-m", "jupyterhub_idle_culler", f"--timeout={settings.idle_timeout}",
+                        f"--cull-every={settings.cull_every}"],
+            "environment": {"PATH": layout.path},
+        })
+        c.JupyterHub.load_roles.append({"name": "idle-culler", "description": "stop idle servers",
+                                        "scopes": ["list:users", "read:users:activity", "read:servers",
+                                                   "delete:servers"], "services": ["idle-culler"]})

@@ -1,0 +1,299 @@
+"""Each person's limits on a class's JupyterHub (`make hub`), and idle servers stopped.
+
+A hub is set up as `make hub` does it (hub_session.running_hub) with small limits: 512 MiB, half a
+core and 96 processes per person, servers stopped after 25 s idle. Two students start their servers
+through the hub's REST API (their own tokens, from their Unix passwords) and a kernel each; the test
+talks to the kernels over their ZeroMQ channels (root reads the connection files). Before any bomb,
+the test checks that the kernel is inside the person's cgroups with the limits set, and gives up if
+not; each bomb also sets a per-process fence of its own (RLIMIT_NPROC, RLIMIT_AS). Student A forks
+until refused, the children spinning on the CPU, while B runs a cell and the hub's API answers; then A
+fills memory until the kernel is killed. A's server and files survive, the kernel restarts. Last, the
+idle culler stops A's server, and A's file is there when the server starts again.
+"""
+import errno
+import json
+import os
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from grader.hub import deploy, limits
+from hub_session import running_hub
+
+PREFIX = "cthl"   # the test's Unix users: cthl-teach, cthl-ada, cthl-bob
+INSTRUCTOR, A, B = f"{PREFIX}-teach", f"{PREFIX}-ada", f"{PREFIX}-bob"
+SETTINGS = limits.Settings(memory=512 << 20, cpus=0.5, processes=96, idle_timeout=25, cull_every=3)
+START_SECONDS = 120   # a JupyterLab start on a busy 2-core machine
+KEEP = "keep-me.txt"
+
+
+def api(url: str, token: str, method: str = "GET", body=None, timeout: float = 30):
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, method=method, headers={"Authorization": f"token {token}"})
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        text = response.read()
+        return json.loads(text) if text else None
+
+
+class Person:
+    def __init__(self, hub, name: str):
+        self.hub, self.name = hub, name
+        password = hub.passwords[name]
+        request = urllib.request.Request(f"{hub.url}/hub/api/users/{name}/tokens", method="POST",
+                                         data=json.dumps({"auth": {"username": name, "password": password}}).encode())
+        with urllib.request.urlopen(request, timeout=30) as response:
+            self.token = json.loads(response.read())["token"]
+        self.groups = limits.PersonGroups(name)
+
+    def hub_api(self, path: str, method: str = "GET", body=None):
+        return api(f"{self.hub.url}/hub/api{path}", self.token, method, body)
+
+    def server_api(self, path: str, method: str = "GET", body=None):
+        return api(f"{self.hub.url}/user/{self.name}/api{path}", self.token, method, body)
+
+    def server(self):
+        return self.hub_api(f"/users/{self.name}")["servers"].get("")
+
+    def start(self) -> None:
+        if not self.server():
+            self.hub_api(f"/users/{self.name}/server", "POST", {})
+        deadline = time.time() + START_SECONDS
+        while not (self.server() or {}).get("ready"):
+            assert time.time() < deadline, f"{self.name}'s server did not start within {START_SECONDS} s"
+            time.sleep(0.5)
+
+    def kernel(self):
+        """A new kernel in the person's server, and a client on its channels."""
+        from jupyter_client import BlockingKernelClient
+        kernel_id = self.server_api("/kernels", "POST", {"name": "python3"})["id"]
+        connection = Path(f"/home/{self.name}/.local/share/jupyter/runtime/kernel-{kernel_id}.json")
+        deadline = time.time() + 30
+        while not connection.exists():
+            assert time.time() < deadline, f"no connection file {connection}"
+            time.sleep(0.2)
+        client = BlockingKernelClient(connection_file=str(connection))
+        client.load_connection_file()
+        client.start_channels(hb=False)
+        ready(client)
+        return client
+
+
+def ready(client, timeout: float = START_SECONDS) -> None:
+    """Wait until the kernel answers on its shell channel and its iopub messages reach the client
+    (a subscriber misses what was published before it joined)."""
+    from queue import Empty
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        client.kernel_info()
+        try:
+            client.get_shell_msg(timeout=2)
+            client.get_iopub_msg(timeout=1)
+        except Empty:
+            continue
+        while True:   # drain what is left
+            try:
+                client.get_iopub_msg(timeout=0.2)
+            except Empty:
+                return
+    raise AssertionError(f"the kernel did not answer within {timeout} s")
+
+
+def run(client, code: str, timeout: float = 60) -> str:
+    """Run `code` in the kernel; its printed output (an error fails the test)."""
+    out = []
+
+    def hook(msg):
+        if msg["msg_type"] == "stream":
+            out.append(msg["content"]["text"])
+        elif msg["msg_type"] == "error":
+            out.append("\n".join(msg["content"]["traceback"]))
+    reply = client.execute_interactive(code, timeout=timeout, output_hook=hook)
+    assert reply["content"]["status"] == "ok", "".join(out)
+    return "".join(out)
+
+
+def kernel_pid(client, timeout: float = 60) -> int:
+    return int(run(client, "import os; print(os.getpid())", timeout))
+
+
+def test_the_settings_beside_the_roster_override_the_defaults(tmp_path):
+    roster = tmp_path / "roster.txt"
+    assert limits.read_settings(roster) == limits.Settings()
+    limits.settings_path(roster).write_text("memory = 3G   # more for a GPU chapter\n\ncpus = 0.5\nidle_timeout = 2h\n")
+    assert limits.read_settings(roster) == limits.Settings(memory=3 << 30, cpus=0.5, idle_timeout=7200)
+    limits.settings_path(roster).write_text("memory = 3G\nswap = 1G\n")
+    with pytest.raises(limits.LimitsError, match=r"settings.txt, line 2: .*'swap = 1G'"):
+        limits.read_settings(roster)
+
+
+def test_make_hub_without_cgroups_stops_and_says_why_unless_told_to_go_on(tmp_path, monkeypatch):
+    monkeypatch.setattr(limits, "problem", lambda: "no cgroup v1 hierarchy for memory on this server")
+    monkeypatch.delenv("HUB_LIMITS", raising=False)
+    with pytest.raises(deploy.HubError, match="no cgroup v1 hierarchy for memory.*make hub HUB_LIMITS=off"):
+        deploy.check_limits(tmp_path / "roster.txt")
+    monkeypatch.setenv("HUB_LIMITS", "off")
+    assert deploy.check_limits(tmp_path / "roster.txt") == (limits.Settings(), False)
+
+
+@pytest.mark.parametrize("cgroups", [True, False])
+def test_the_hub_config_limits_each_person_and_culls_idle_servers(cgroups):
+    from traitlets.config import Config
+    from grader.hub.hub_config import configure
+    c = Config()
+    configure(c, Path("/srv/course"), "http://127.0.0.1:8000", "proxy", ["t", "s"], ["t"],
+              limits=vars(SETTINGS), cgroups=cgroups)
+    assert c.JupyterHub.spawner_class == ("grader.hub.limits.LimitedSpawner" if cgroups else "localprocess")
+    if cgroups:
+        assert (c.Spawner.mem_limit, c.Spawner.cpu_limit, c.LimitedSpawner.pids_limit) == (512 << 20, 0.5, 96)
+    culler = next(s for s in c.JupyterHub.services if s["name"] == "idle-culler")
+    assert "--timeout=25" in culler["command"] and "--cull-every=3" in culler["command"]
+    assert [r["name"] for r in c.JupyterHub.load_roles] == ["class-reports", "idle-culler"]
+    assert {s["name"] for s in c.JupyterHub.services} >= {"autofeedback", "reports"}
+
+
+@pytest.fixture(scope="module")
+def hub():
+    if os.geteuid() != 0 or not deploy.PROXY.exists():
+        message = "the hub test needs root and the proxy (`make test` installs it with npm)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    why = limits.problem()
+    if why:
+        pytest.skip(f"no per-person limits on this machine: {why}")
+    people = [limits.PersonGroups(name) for name in (INSTRUCTOR, A, B)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(limits, "read_settings", lambda roster: SETTINGS)
+        try:
+            with running_hub(f"instructor {INSTRUCTOR}\nstudent {A}\nstudent {B}\n", chapters=["00_setup"]) as hub:
+                yield hub
+        finally:
+            for groups in people:   # whatever the hub left: processes killed, groups removed
+                assert groups.remove(kill=True), f"{groups.folders} still hold {groups.pids()}"
+
+
+@pytest.fixture(scope="module")
+def students(hub):
+    a, b = Person(hub, A), Person(hub, B)
+    a.start()
+    b.start()
+    return a, b
+
+
+def assert_inside(person: Person, client) -> None:
+    """The kernel runs in the person's memory, cpu and pids groups, with the test's limits: else no bomb."""
+    pid = kernel_pid(client)
+    groups = person.groups
+    if not groups.holds(pid):
+        pytest.exit(f"{person.name}'s kernel {pid} is not in its cgroups {groups.folders}: no bomb is run", 3)
+    limits_now = (int(groups.read("memory", "memory.limit_in_bytes")), int(groups.read("pids", "pids.max")),
+                  int(groups.read("cpu", "cpu.cfs_quota_us")))
+    expected = (SETTINGS.memory, SETTINGS.processes, int(SETTINGS.cpus * limits.CFS_PERIOD_US))
+    if limits_now != expected:
+        pytest.exit(f"{person.name}'s limits are {limits_now}, not {expected}: no bomb is run", 3)
+    server_pid = int(open(f"/proc/{pid}/stat").read().split(") ")[1].split()[1])   # the kernel's parent
+    assert groups.holds(server_pid), "the person's JupyterLab is outside their groups"
+
+
+FORK_BOMB = """
+import os, resource, time
+resource.setrlimit(resource.RLIMIT_NPROC, (400, 400))   # a fence of its own, should the cgroup be missing
+end, children, refused = time.time() + 8, [], None
+while len(children) < 1000:
+    try:
+        pid = os.fork()
+    except OSError as err:
+        refused = err.errno
+        break
+    if pid == 0:                      # a child: spin on the CPU until `end`, then go
+        try:
+            while time.time() < end:
+                pass
+        finally:
+            os._exit(0)
+    children.append(pid)
+for pid in children:
+    os.waitpid(pid, 0)
+print(len(children), refused)
+"""
+
+MEMORY_BOMB = """
+import resource
+resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))   # a fence of its own, should the cgroup be missing
+chunks = []
+while True:
+    chunks.append(b"x" * (32 << 20))
+"""
+
+
+def test_a_fork_bomb_and_cpu_hog_stay_in_their_limits_while_another_student_works(hub, students):
+    a, b = students
+    ka, kb = a.kernel(), b.kernel()
+    run(ka, f"open({KEEP!r}, 'w').write('still here')")
+    assert_inside(a, ka)
+    assert_inside(b, kb)
+    throttled = int(dict(line.split() for line in a.groups.read("cpu", "cpu.stat").splitlines())["nr_throttled"])
+
+    result = {}
+    bomb = threading.Thread(target=lambda: result.update(out=run(ka, FORK_BOMB, timeout=120)))
+    bomb.start()
+    time.sleep(2)                     # A's children are spinning, its group is at its process cap
+    assert len(a.groups.pids()) > 10
+    started = time.time()
+    assert run(kb, "print(sum(range(10**6)))", timeout=30).strip() == str(sum(range(10**6)))
+    b_seconds = time.time() - started
+    started = time.time()
+    assert a.hub_api("/")["version"]
+    hub_seconds = time.time() - started
+    bomb.join(timeout=150)
+    assert not bomb.is_alive(), "A's fork bomb did not end"
+
+    children, refused = result["out"].split()
+    assert refused == str(errno.EAGAIN) and int(children) < SETTINGS.processes, result["out"]
+    stat = dict(line.split() for line in a.groups.read("cpu", "cpu.stat").splitlines())
+    assert int(stat["nr_throttled"]) > throttled, "A's CPU use was never held at its quota"
+    assert b_seconds < 10 and hub_seconds < 5, (b_seconds, hub_seconds)
+    print(f"A forked {children} children before EAGAIN; B's cell took {b_seconds:.2f} s, the hub's API "
+          f"{hub_seconds:.2f} s; A was throttled {int(stat['nr_throttled']) - throttled} times")
+    ka.stop_channels()
+    kb.stop_channels()
+
+
+def test_a_memory_bomb_kills_only_its_kernel_and_the_server_and_files_survive(hub, students):
+    a, _ = students
+    ka = a.kernel()
+    assert_inside(a, ka)
+    before, pid = a.groups.oom_kills(), kernel_pid(ka)
+    ka.execute(MEMORY_BOMB)
+    deadline = time.time() + 60
+    while a.groups.oom_kills() == before:
+        assert time.time() < deadline, "A's memory bomb was not stopped within 60 s"
+        time.sleep(0.2)
+    assert a.server()["ready"] and a.server_api("/status")
+    assert Path(f"/home/{A}/{KEEP}").read_text() == "still here"
+    deadline = time.time() + 60   # JupyterLab's server restarts the kernel: it answers again, as a new process
+    while True:
+        try:
+            new = kernel_pid(ka, timeout=5)
+            break
+        except (AssertionError, TimeoutError, RuntimeError):
+            assert time.time() < deadline, "A's kernel did not come back"
+    assert new != pid and a.groups.holds(new)
+    ka.stop_channels()
+
+
+def test_an_idle_server_is_stopped_and_the_files_are_there_at_the_next_start(hub, students):
+    a, _ = students
+    for kernel in a.server_api("/kernels"):
+        a.server_api(f"/kernels/{kernel['id']}", "DELETE")
+    deadline = time.time() + SETTINGS.idle_timeout + 60
+    while a.server():
+        assert time.time() < deadline, "A's idle server was not stopped"
+        time.sleep(1)
+    assert not a.groups.pids(), "processes of A's are left after the server stopped"
+    a.start()
+    assert a.server_api(f"/contents/{KEEP}")["content"] == "still here"
