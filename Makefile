@@ -80,7 +80,7 @@ hub: setup $(PROXY)  ## JupyterHub for a class from ROSTER (hub/roster.txt): mak
 # A hang anywhere is stopped after TEST_TIMEOUT seconds (SIGINT: pytest still prints where it was)
 # rather than holding CI to its own limit; a quiet 2-core machine needs about 700.
 BESIDE_LOG := .beside.log
-BESIDE := tests/test_hub.py tests/test_autofeedback.py
+BESIDE := tests/test_hub.py tests/test_hub_limits.py tests/test_autofeedback.py
 LATER := tests/test_run_all.py tests/test_no_answer_ships.py
 TEST_TIMEOUT ?= 3600
 STOP_HANG = timeout -k 60 -s INT $(TEST_TIMEOUT)
