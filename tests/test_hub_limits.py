@@ -278,11 +278,15 @@ def test_a_memory_bomb_kills_only_its_kernel_and_the_server_and_files_survive(hu
     deadline = time.time() + 60   # JupyterLab's server restarts the kernel: it answers again, as a new process
     while True:
         try:
-            new = kernel_pid(ka, timeout=5)
+            said = run(ka, "import os; print(os.getpid())", timeout=5)
             break
         except (AssertionError, TimeoutError, RuntimeError):
             assert time.time() < deadline, "A's kernel did not come back"
+    new = int(said.split()[-1])
     assert new != pid and a.groups.holds(new)
+    # the new kernel's first cell says what happened (grader/hub/memory_note.py), and only the first
+    assert "Your kernel was restarted" in said and "512 MiB of memory" in said, said
+    assert run(ka, "print('again')").strip() == "again"
     ka.stop_channels()
 
 
