@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from grader.course import REPO_ROOT
 from grader.hub import deploy, unix_users
 from grader.hub.layout import HubLayout
@@ -51,6 +53,20 @@ def _port_free(port: int) -> bool:
             return True
         except OSError:
             return False
+
+
+def require_hub(with_limits: bool = False) -> None:
+    """Skip (fail in CI) where a hub cannot run: not root, no proxy, or, `with_limits`, no cgroups."""
+    from grader.hub import limits
+    why = None
+    if os.geteuid() != 0 or not deploy.PROXY.exists():
+        why = "the hub tests need root and the proxy (`make test` installs it with npm)"
+    elif with_limits and limits.problem():
+        why = f"no per-person limits on this machine: {limits.problem()}"
+    if why and os.environ.get("CI", "").lower() == "true":
+        pytest.fail(why)
+    if why:
+        pytest.skip(why)
 
 
 def wait_healthy(url: str, hub: subprocess.Popen, log: Path) -> None:

@@ -21,7 +21,7 @@ import pytest
 
 from grader.course import EXCHANGE, REPO_ROOT, release_notebook
 from grader.hub import deploy, unix_users
-from hub_session import SLOW, Hub, chromium, log_in, running_hub
+from hub_session import SLOW, Hub, chromium, log_in, require_hub, running_hub
 from test_browser import ANSWER, EXERCISE, cell, screenshot_on_failure
 
 CHAPTER = "00_setup"
@@ -32,11 +32,7 @@ FEEDBACK_SECONDS = 240
 
 @pytest.fixture(scope="module")
 def hub():
-    if os.geteuid() != 0 or not deploy.PROXY.exists():
-        message = "the hub test needs root and the proxy (`make test` installs it with npm)"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+    require_hub()
     with running_hub(f"instructor {INSTRUCTOR}\nstudent {A}\nstudent {B}\n", chapters=[CHAPTER]) as hub:
         yield hub
 

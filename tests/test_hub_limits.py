@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from grader.hub import deploy, limits
-from hub_session import running_hub
+from hub_session import require_hub, running_hub
 
 PREFIX = "cthl"   # the test's Unix users: cthl-teach, cthl-ada, cthl-bob
 INSTRUCTOR, A, B = f"{PREFIX}-teach", f"{PREFIX}-ada", f"{PREFIX}-bob"
@@ -157,14 +157,7 @@ def test_the_hub_config_limits_each_person_and_culls_idle_servers(cgroups):
 
 @pytest.fixture(scope="module")
 def hub():
-    if os.geteuid() != 0 or not deploy.PROXY.exists():
-        message = "the hub test needs root and the proxy (`make test` installs it with npm)"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-    why = limits.problem()
-    if why:
-        pytest.skip(f"no per-person limits on this machine: {why}")
+    require_hub(with_limits=True)
     people = [limits.PersonGroups(name) for name in (INSTRUCTOR, A, B)]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(limits, "read_settings", lambda roster: SETTINGS)
