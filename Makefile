@@ -24,7 +24,7 @@ ROSTER   ?= hub/roster.txt
 # JupyterHub's proxy, from npm at the version hub/package-lock.json pins, into hub/node_modules
 PROXY  := hub/node_modules/.bin/configurable-http-proxy
 
-.PHONY: help setup lock lab instructor-lab hub test doctor gpu-check outputs release autograde feedback report regrade grades check student-bundle bench-grading audit-seeds stress-ddp clean
+.PHONY: help setup lock lab instructor-lab hub test doctor gpu-check outputs release autograde feedback report regrade grades check student-bundle bench-grading bench-feedback audit-seeds stress-ddp clean
 
 help:  ## list the verbs
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
@@ -140,6 +140,9 @@ student-bundle: setup  ## what students get, without solutions or hidden tests: 
 
 bench-grading: setup  ## grade a class serially and in parallel; prints the speed-up ratio last
 	$(PY) tests/bench_grading.py
+
+bench-feedback: setup  ## the deadline rush: STUDENTS (30) hand in 05 within a minute to the feedback service; prints the median and the last
+	$(PY) tests/bench_feedback.py --rush $(or $(STUDENTS),30)
 
 audit-seeds: setup  ## every answer set in tests/answers judged for 8 students' seeds: the same verdict for each
 	$(PY) tests/seed_audit.py $(CHAPTERS)

@@ -2,6 +2,7 @@
 own, polling, as the hub runs it (grader/hub/autofeedback.py).
 
     .venv/bin/python tests/bench_feedback.py [--handins 3] [--interval 2]
+    .venv/bin/python tests/bench_feedback.py --rush 30 [--within 60]     (make bench-feedback STUDENTS=30)
 
 1. copies the course to a temporary folder and releases 00_setup into its exchange;
 2. starts `python -m grader.hub.autofeedback --course COPY --interval 2` and waits until it watches;
@@ -11,8 +12,19 @@ own, polling, as the hub runs it (grader/hub/autofeedback.py).
 4. prints each time, the load average and the CPU that other processes used meanwhile (a shared
    machine), then the median as its last line. The first hand-in comes right after the service
    started, while its workers still warm up (each keeps a zygote and a warm nbgrader).
+
+--rush N, the deadline rush: N students hand in 05_training_loop within --within seconds (one every
+within/N s, each `nbgrader submit` in a thread of its own), a class as tests/bench_grading.py makes it
+(the reference, the untouched release, the answer sets and mixes of them, so that scores differ). It
+times each from the start of its Submit to its released feedback, and checks that each was graded
+once (one line in the attempts history) with the score that `make autograde`'s code gives the same
+notebooks; then it times that code (autograde_all, with a cluster of its own, as `make autograde`)
+grading the same N hand-ins in a fresh copy of the course. It prints each hand-in, then the first,
+the median and the last, the autograde time, and whether the first came within 60 s and the last
+within the autograde time plus 60 s. A benchmark, not a test: on a shared machine, read the load.
 """
 import argparse
+import json
 import os
 import re
 import signal
@@ -22,15 +34,18 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import psutil
 
 from grader.release import release
-from submissions import ExchangeStudent, copy_course, solution_copy
+from submissions import ExchangeStudent, copy_course, solution_copy, submission_path
 
 ASSIGNMENT = "00_setup"
+RUSH = "05_training_loop"
 TARGET_SECONDS = 60
+SCORE = re.compile(r"Score: ([\d.]+) / ([\d.]+)")
 
 
 def load() -> str:
@@ -72,10 +87,13 @@ class OthersCpu:
                 f"({100 * self.others / seconds / os.cpu_count():.0f}% of {os.cpu_count()} cores)")
 
 
-def start_service(course: Path, interval: float) -> subprocess.Popen:
-    service = subprocess.Popen([sys.executable, "-m", "grader.hub.autofeedback", "--course", str(course),
-                                "--interval", str(interval)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                               text=True)
+def start_service(course: Path, interval: float, group: str | None = None) -> subprocess.Popen:
+    """The service, as `make hub` starts it: in the grading cgroups named `group` (grader/hub/limits.py,
+    the hub's default limits) when given."""
+    command = [sys.executable, "-m", "grader.hub.autofeedback", "--course", str(course), "--interval", str(interval)]
+    if group:
+        command = [sys.executable, "-m", "grader.hub.limits", f"--group={group}", "--", *command]
+    service = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     line = service.stdout.readline()
     if "watching" not in line:
         sys.exit(f"the service did not start: {line!r}")
@@ -94,12 +112,107 @@ def submit_to_feedback(course: Path, student: ExchangeStudent, timeout: float = 
     return time.perf_counter() - started
 
 
+def rush(students: int, within: float, interval: float) -> int:
+    """The deadline rush (see the module's doc); returns 0 when both targets hold and every score is right."""
+    from concurrent.futures import ThreadPoolExecutor
+    from bench_grading import build_class
+    from grader.class_grading.autograde import autograde_all
+    from grader.hub.autofeedback import ATTEMPTS, STATE, points_of
+    warnings.filterwarnings("ignore", message="Object of type")   # nbgrader's gradebook, read while written
+    with tempfile.TemporaryDirectory(prefix="bench-feedback-") as tmp:
+        tmp = Path(tmp)
+        course, fresh = copy_course(tmp / "course"), copy_course(tmp / "fresh")
+        release([RUSH], course=course)
+        release([RUSH], course=fresh)
+        names = build_class(fresh, RUSH, students)   # in fresh's submitted/, for autograde below
+        print(load(), "before", flush=True)
+        others = OthersCpu()
+        from grader.hub import limits
+        group = None if os.geteuid() or limits.problem() else f"{limits.GRADING}-bench-{os.getpid()}"
+        default = limits.Settings()
+        print(f"the service in the grading cgroups, with the hub's default limits ({default.grading_memory >> 30} GiB, "
+              f"cpu.shares {default.grading_cpu_shares})" if group else
+              f"the service without cgroups ({limits.problem() or 'not root'})", flush=True)
+        service = start_service(course, interval, group)
+        started, feedback, problems = {}, {}, []
+
+        def hand_in(i: int, name: str) -> None:
+            time.sleep(max(0.0, t0 + i * within / students - time.perf_counter()))
+            student = ExchangeStudent(course, name, tmp / "homes" / name)
+            started[name] = time.perf_counter()
+            student.submit(RUSH, {f"{RUSH}.ipynb": submission_path(fresh, name, RUSH).read_bytes()})
+            released = student.released_feedback(RUSH, RUSH)
+            while not released.exists():
+                if time.perf_counter() - started[name] > 1800:
+                    problems.append(f"{name}: no feedback after 1800 s")
+                    return
+                time.sleep(0.2)
+            feedback[name] = time.perf_counter() - started[name]
+            time.sleep(0.5)   # release_feedback copies the page: let it finish before it is read
+            score = SCORE.search(released.read_text())
+            print(f"{name}: {feedback[name]:6.1f} s from Submit to fetchable feedback "
+                  f"({score and score.group(0)}); {load()}", flush=True)
+
+        try:
+            t0 = time.perf_counter()
+            with ThreadPoolExecutor(students) as pool:
+                list(pool.map(hand_in, range(students), names))
+            submitted = max(started.values()) - t0
+        finally:
+            service.send_signal(signal.SIGTERM)
+            service.wait(timeout=120)
+            if group:
+                groups = limits.GradingGroups(group)
+                peak = int(groups.read("memory", "memory.max_usage_in_bytes")) / (1 << 30)
+                print(f"the service's grading used at most {peak:.2f} GiB of memory, "
+                      f"{groups.oom_kills()} OOM kills", flush=True)
+                groups.remove(kill=True)
+        print(others.report(), flush=True)
+        print(f"{students} hand-ins of {RUSH} submitted within {submitted:.0f} s", flush=True)
+
+        others = OthersCpu()
+        began = time.perf_counter()
+        code = autograde_all(course=fresh, progress=False)
+        autograde = time.perf_counter() - began
+        print(f"autograde_all (make autograde's code, a cluster of its own) graded the same {students} hand-ins "
+              f"in {autograde:.1f} s (exit {code}); {load()}; {others.report()}", flush=True)
+
+        # each graded once, with the score that autograde gives the same notebook
+        attempts = [json.loads(line) for line in (course / STATE / ATTEMPTS).read_text().splitlines()]
+        counts = {name: sum(a["student"] == name for a in attempts) for name in names}
+        problems += [f"{name}: {n} lines in the attempts history" for name, n in counts.items() if n != 1]
+        for name in names:
+            want = points_of(fresh, name, RUSH)[:2]
+            got = points_of(course, name, RUSH)[:2]
+            page = SCORE.search(ExchangeStudent(course, name, tmp / "homes" / name).released_feedback(RUSH, RUSH)
+                                .read_text())
+            shown = tuple(float(g) for g in page.groups()) if page else None
+            if not (got == want and shown == tuple(float(w) for w in want)):
+                problems.append(f"{name}: gradebook {got}, page {shown}, autograde {want}")
+    times = sorted(feedback.values())
+    for problem in problems:
+        print("PROBLEM", problem)
+    if len(times) < students:
+        return 1
+    first_ok, last_ok = times[0] <= TARGET_SECONDS, times[-1] <= autograde + TARGET_SECONDS
+    print(f"first {times[0]:.1f} s (within {TARGET_SECONDS} s: {'yes' if first_ok else 'NO'}), "
+          f"last {times[-1]:.1f} s (within autograde {autograde:.1f} s + {TARGET_SECONDS} s: "
+          f"{'yes' if last_ok else 'NO'}); {len(problems)} problems")
+    print(f"median {statistics.median(times):.1f} s, last {times[-1]:.1f} s from Submit to fetchable feedback, "
+          f"{students} hand-ins of {RUSH} within {within:g} s; {load()}")
+    return 0 if first_ok and last_ok and not problems else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--handins", type=int, default=3)
     parser.add_argument("--interval", type=float, default=2.0, help="the service's polling interval (default 2 s)")
+    parser.add_argument("--rush", type=int, metavar="N", help=f"N students hand in {RUSH} at once (see above)")
+    parser.add_argument("--within", type=float, default=60.0, help="the rush's hand-ins spread over these seconds")
     args = parser.parse_args()
     os.environ.setdefault("COURSE_OFFLINE", "1")   # as `make test`: no kernel tries the network
+    if args.rush:
+        return rush(args.rush, args.within, args.interval)
     with tempfile.TemporaryDirectory(prefix="bench-feedback-") as tmp:
         course = copy_course(Path(tmp) / "course")
         release([ASSIGNMENT], course=course)

@@ -2,7 +2,9 @@
 students hand in with `nbgrader submit`, one pass of the service grades and releases, and the
 students' `nbgrader fetch_feedback` gets the pages. docs/GRADING.md, "Feedback on submit"."""
 import html
+import json
 import os
+import threading
 import re
 import signal
 import subprocess
@@ -144,11 +146,57 @@ def test_a_second_pass_grades_nothing_even_after_a_restart(first_pass, course):
     assert sorted(p.name for p in (course / ".exchange" / "pytorch-course" / "feedback").iterdir()) == released
 
 
+def test_a_class_handing_in_together_is_graded_once_each(first_pass, course, tmp_path):
+    """The deadline rush, not timed: six students hand in at once, three more while those are graded;
+    the service's polls (Service._poll, on a warm cluster and a warm nbgrader) take them in passes as
+    the cluster frees: each graded once, with its own score, and its feedback released."""
+    answers = {f"rush{i}": [(), (FIRST,), (FIRST, SECOND)][i % 3] for i in range(9)}
+    students = {name: ExchangeStudent(course, name, tmp_path / name) for name in answers}
+    service = autofeedback.Service(course, autofeedback.exchange_of(course))
+    abandoned, passes, started = threading.Event(), [], []
+
+    def hand_in(names):
+        list(pool.map(lambda name: students[name].submit(ASSIGNMENT, {NOTEBOOK: answered(course, *answers[name])}),
+                      names))
+
+    with autofeedback.warm_cluster(2) as client, autofeedback.warm_nbgrader(course) as nbgrader, \
+            ThreadPoolExecutor() as pool:
+        hand_in(list(answers)[:6])
+        later = pool.submit(hand_in, list(answers)[6:])
+        try:
+            deadline = time.time() + 120
+            while not (later.done() and all(students[name].released_feedback(ASSIGNMENT, ASSIGNMENT).exists()
+                                            for name in answers)):
+                assert time.time() < deadline, "still waiting after 120 s"
+                passes[:] = [p for p in passes if p.thread.is_alive()]
+                before = len(passes)
+                service._poll(client, passes, abandoned, nbgrader, threads=2)
+                started += passes[before:]
+                time.sleep(0.3)
+            for each in started:
+                each.thread.join(60)
+        finally:
+            abandoned.set()
+    assert not any(p.failed for p in started)
+    taken = [e.student for p in started for e in p.entries]
+    assert sorted(taken) == sorted(answers), "each hand-in taken by one pass, once"
+    attempts = [json.loads(line) for line in (course / autofeedback.STATE / autofeedback.ATTEMPTS).read_text()
+                .splitlines()]
+    total = sum(POINTS.values())
+    for name, done in answers.items():
+        (attempt,) = [a for a in attempts if a["student"] == name]
+        want = sum(POINTS[TEST_OF[exercise]] for exercise in done)
+        assert (attempt["score"], attempt["max_score"]) == (want, total), name
+        page = students[name].released_feedback(ASSIGNMENT, ASSIGNMENT).read_text()
+        assert re.search(r"Score: ([\d.]+) / ([\d.]+)", page).groups() == (f"{want:.1f}", f"{total:.1f}"), name
+
+
 def test_the_running_service_grades_a_resubmission_while_a_notebook_loops(first_pass, course, tmp_path):
     """The service as the hub runs it (a process that polls). carol hands in a notebook that loops for
     ever; once the service has taken it, alice hands in again with a second answer, and her new
     feedback (both answers right) is out while carol's notebook still runs. SIGTERM then ends the
     service cleanly, and carol's hand-in, whose feedback was not out, is left for the next start."""
+    lines = len(log_lines(course))
     service = subprocess.Popen([sys.executable, "-m", "grader.hub.autofeedback", "--course", str(course),
                                 "--interval", "0.5"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
@@ -160,7 +208,8 @@ def test_the_running_service_grades_a_resubmission_while_a_notebook_loops(first_
         wait_for(lambda: any(course.glob(f"{autofeedback.STATE}/collect-*/*/inbound/carol+*")), service)
         alice = first_pass["alice"]
         timestamp = alice.submit(ASSIGNMENT, {NOTEBOOK: answered(course, FIRST, SECOND)})
-        wait_for(lambda: len(log_lines(course)) == 4, service)   # before Execute.timeout (120 s) ends carol's loop
+        # before Execute.timeout (120 s) ends carol's loop
+        wait_for(lambda: len(log_lines(course)) == lines + 1, service)
         service.send_signal(signal.SIGTERM)
         assert service.wait(timeout=60) == 0
         assert "stopped (SIGTERM)" in service.stdout.read()

@@ -13,6 +13,8 @@ idle culler stops A's server, and A's file is there when the server starts again
 import errno
 import json
 import os
+import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -153,6 +155,39 @@ def test_the_hub_config_limits_each_person_and_culls_idle_servers(cgroups):
     assert "--timeout=25" in culler["command"] and "--cull-every=3" in culler["command"]
     assert [r["name"] for r in c.JupyterHub.load_roles] == ["class-reports", "idle-culler"]
     assert {s["name"] for s in c.JupyterHub.services} >= {"autofeedback", "reports"}
+    feedback = next(s for s in c.JupyterHub.services if s["name"] == "autofeedback")["command"]
+    wrapped = feedback[1:3] == ["-m", "grader.hub.limits"]
+    assert wrapped == cgroups and feedback[-4:-2] == ["-m", "grader.hub.autofeedback"]
+    if cgroups:
+        assert f"--memory={4 << 30}" in feedback and "--cpu-shares=128" in feedback
+
+
+def test_the_feedback_service_grades_in_a_group_of_its_own_below_the_people():
+    """`python -m grader.hub.limits` (the hub's command for the feedback service) joins the grading groups,
+    sets their memory limit and CPU weight, and becomes the command; what that starts is inside too."""
+    if os.geteuid() != 0 or limits.problem():
+        pytest.skip(f"needs cgroups: {limits.problem()}")
+    name = f"{limits.GRADING}-test-{os.getpid()}"
+    groups = limits.GradingGroups(name)
+    command = ("import os, subprocess, sys; print(os.getpid(), flush=True); "
+               "child = subprocess.Popen([sys.executable, '-c', 'input()'], stdout=subprocess.DEVNULL); "
+               "print(child.pid, flush=True); child.wait()")
+    service = subprocess.Popen([sys.executable, "-m", "grader.hub.limits", "--memory=1536M", "--cpu-shares=100",
+                                f"--group={name}", "--", sys.executable, "-c", command],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        pid, child = int(service.stdout.readline()), int(service.stdout.readline())
+        assert pid == service.pid, "it became the command (exec): the hub's signals reach the service"
+        assert groups.holds(pid) and groups.holds(child)
+        assert {folder.parent for folder in groups.folders.values()} == set(limits.own_groups().values())
+        assert groups.read("memory", "memory.limit_in_bytes").strip() == str(1536 << 20)
+        assert groups.read("cpu", "cpu.shares").strip() == "100"
+        assert groups.read("cpu", "cpu.cfs_quota_us").strip() == "-1"
+        service.communicate("\n", timeout=30)
+    finally:
+        if service.poll() is None:
+            service.kill()
+        assert groups.remove(kill=True)
 
 
 @pytest.fixture(scope="module")

@@ -27,12 +27,13 @@ import threading
 import time
 import traceback
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from grader.course import nbgrader_api, run_nbgrader
+from grader.course import nbgrader_api, run_nbgrader, tool_env
 from grader.feedback import write_not_graded_pages
 from grader.inbound import SAFE_ID, Entry, Refused, check_owner, newest_unhandled, snapshot
 from grader.judge.outcomes import outcome_folder
@@ -43,6 +44,7 @@ ATTEMPTS = "attempts.jsonl"  # one JSON line per hand-in handled: what reports r
 LOG = "autofeedback.log"
 NBGRADER_SECONDS = 600       # collect, generate_feedback, release_feedback: each far below this
 RETRY_SECONDS = 30           # after a failed pass, before a fresh cluster takes its hand-ins again
+RELEASERS = 2                # threads of a pass that write and release feedback while its grading goes on
 
 # Why a notebook that is readable and rightly named was not graded, from what autograde_all says of it.
 REFUSED = "the grader could not take it on. Your instructor has been told."
@@ -123,6 +125,38 @@ def _printable(text: str) -> str:
     return text if text.isprintable() else ascii(text)
 
 
+# ---- nbgrader's commands ----------------------------------------------------------------------------
+
+class Nbgrader:
+    """The service's nbgrader commands (collect, generate_feedback, release_feedback) in the course.
+    With `warm` (a WarmNbgrader, grader/class_grading/warm_nbgrader.py, which imported nbgrader once),
+    each is forked from it: measured on 2 cores (load average 1.9), a release_feedback with nothing to
+    release took 0.05 s so, 0.83 s as a fresh process (median of 5 each); a hand-in costs three such
+    commands. Without `warm`, a fresh process each."""
+
+    def __init__(self, course: Path, warm=None):
+        self.course, self.warm = Path(course), warm
+
+    def __call__(self, *args) -> tuple:
+        """(exit status, output) of `nbgrader <args>`; status 124 when it ran past NBGRADER_SECONDS."""
+        if self.warm is None or not self.warm.alive():
+            try:
+                proc = run_nbgrader(*args, course=self.course, check=False, timeout=NBGRADER_SECONDS)
+            except subprocess.TimeoutExpired:
+                return 124, ""
+            return proc.returncode, proc.stdout + proc.stderr
+        with tempfile.NamedTemporaryFile(dir=state_dir(self.course), prefix="nbgrader-", suffix=".log") as log:
+            code = self.warm.run([str(a) for a in args], self.course, tool_env(), log.name, NBGRADER_SECONDS)
+            return code, Path(log.name).read_text(errors="replace")
+
+
+def _failed(command: str, code: int, output: str) -> str | None:
+    """What the log says of a failed nbgrader command, None when it did not fail."""
+    if code == 124:
+        return f"nbgrader {command} ran past {NBGRADER_SECONDS} s"
+    return f"nbgrader {command} failed: {_last_error(output)}" if code else None
+
+
 # ---- one hand-in ----------------------------------------------------------------------------------
 
 def take(course: Path, exchange: Exchange, entry: Entry, staging: Path) -> Path:
@@ -140,18 +174,15 @@ def take(course: Path, exchange: Exchange, entry: Entry, staging: Path) -> Path:
     return copy
 
 
-def collect(course: Path, staging: Path, assignment: str, students: list) -> dict:
+def collect(course: Path, staging: Path, assignment: str, students: list, nbgrader: Nbgrader | None = None) -> dict:
     """`nbgrader collect --update` of these students' copies in `staging` into submitted/; returns
-    {student: why} for those it failed for. One command for all of them (each costs 1 to 2 s), one
-    per student only if that fails, to find whose."""
+    {student: why} for those it failed for. One command for all of them, one per student only if
+    that fails, to find whose."""
+    nbgrader = nbgrader or Nbgrader(course)
+
     def collect_of(*student) -> str | None:
-        try:
-            proc = run_nbgrader("collect", "--update", assignment, *student, f"--Exchange.root={staging}",
-                                "--ExchangeCollect.check_owner=False",   # take() checked it, on the student's folder
-                                course=course, check=False, timeout=NBGRADER_SECONDS)
-        except subprocess.TimeoutExpired:
-            return f"nbgrader collect ran past {NBGRADER_SECONDS} s"
-        return f"nbgrader collect failed: {_last_error(proc)}" if proc.returncode else None
+        return _failed("collect", *nbgrader("collect", "--update", assignment, *student, f"--Exchange.root={staging}",
+                                            "--ExchangeCollect.check_owner=False"))   # take() checked the owner
 
     if len(students) > 1 and collect_of() is None:
         return {}
@@ -159,26 +190,24 @@ def collect(course: Path, staging: Path, assignment: str, students: list) -> dic
     return {student: why for student, why in failed.items() if why}
 
 
-def release(course: Path, entry: Entry, handed_in: Path, expected: list, problem: str) -> str:
+def release(course: Path, entry: Entry, handed_in: Path, expected: list, problem: str,
+            nbgrader: Nbgrader | None = None) -> str:
     """Feedback for one collected hand-in, generated and released; returns what the log says of it.
     `problem`: why it was not graded, if it was not and its notebooks show no reason."""
     student, assignment = entry.student, entry.assignment
+    nbgrader = nbgrader or Nbgrader(course)
     graded = (Path(course) / "autograded" / student / assignment).is_dir()
     reasons = []
     if graded:
-        proc = run_nbgrader("generate_feedback", assignment, "--student", student, "--force",
-                            course=course, check=False, timeout=NBGRADER_SECONDS)
-        if proc.returncode:
-            reasons.append(f"nbgrader generate_feedback failed: {_last_error(proc)}")
+        why = _failed("generate_feedback", *nbgrader("generate_feedback", assignment, "--student", student, "--force"))
+        reasons += [why] if why else []
     reasons += write_not_graded_pages(Path(course) / "feedback" / student / assignment, handed_in, expected,
                                       NO_PAGE if graded else problem,
                                       dict(student=student, assignment=assignment, timestamp=entry.timestamp))
     if not any(handed_in.glob("*.ipynb")):
         reasons.append("no notebook in the submission")
-    proc = run_nbgrader("release_feedback", assignment, "--student", student,
-                        course=course, check=False, timeout=NBGRADER_SECONDS)
-    if proc.returncode:
-        reasons.append(f"nbgrader release_feedback failed: {_last_error(proc)}")
+    why = _failed("release_feedback", *nbgrader("release_feedback", assignment, "--student", student))
+    reasons += [why] if why else []
     if not graded:
         return "not graded: " + " ".join(reasons)
     return score(course, student, assignment) + "".join(f"; {r}" for r in reasons)
@@ -209,8 +238,8 @@ def assignment_notebooks(course: Path) -> dict:
         return {a.name: [nb.name for nb in a.notebooks] for a in gb.assignments}
 
 
-def _last_error(proc) -> str:
-    lines = (proc.stdout + proc.stderr).splitlines()
+def _last_error(output: str) -> str:
+    lines = output.splitlines()
     errors = [line for line in lines if "ERROR" in line or "CRITICAL" in line] or lines[-1:]
     return errors[-1].strip()[:300] if errors else "no output"
 
@@ -218,24 +247,29 @@ def _last_error(proc) -> str:
 # ---- a pass ------------------------------------------------------------------------------------
 
 class Pass:
-    """Some new hand-ins, from inbound/ to released feedback: each collected, all graded in one
-    autograde_all, one batch each (so that a slow notebook holds back no other), each released as
-    soon as its batch is in the gradebook. `abandoned` set: the service is stopping or starting over,
-    and a hand-in whose feedback is not out yet is left for the next start, not marked handled."""
+    """Some new hand-ins, from inbound/ to released feedback: all collected in one command, all graded
+    in one autograde_all, one batch each (so that a slow notebook holds back no other), each released
+    as soon as its batch is in the gradebook, by RELEASERS threads, while the pass's other batches are
+    graded and merged. `abandoned` set: the service is stopping or starting over, and a hand-in whose
+    feedback is not out yet is left for the next start, not marked handled."""
 
-    def __init__(self, book: Book, exchange: Exchange, entries: list, client=None, abandoned=None):
+    def __init__(self, book: Book, exchange: Exchange, entries: list, client=None, abandoned=None,
+                 nbgrader: Nbgrader | None = None):
         self.book, self.exchange, self.entries, self.client = book, exchange, entries, client
         self.abandoned = abandoned or threading.Event()
+        self.nbgrader = nbgrader or Nbgrader(book.course)
         self.noticed = time.monotonic()
-        self.taken = {}       # {(student, assignment): (Entry, the copy collected)}: feedback not out yet
+        self.taken = {}       # {(student, assignment): (Entry, the copy collected)}: not graded yet
         self.expected = {}
         self.failed = False
+        self.preparing = True   # until its hand-ins are on their way to the cluster
 
     def run(self) -> None:
         from grader.class_grading.autograde import autograde_all
         course = self.book.course
         self.expected = assignment_notebooks(course)
         staging = Path(tempfile.mkdtemp(prefix="collect-", dir=state_dir(course)))
+        self.releasing = ThreadPoolExecutor(RELEASERS, thread_name_prefix="autofeedback-release")
         try:
             for entry in self.entries:
                 try:
@@ -246,7 +280,7 @@ class Pass:
                     self.book.done(entry, f"refused: {err}", self.noticed)
             for assignment in sorted({a for _, a in self.taken}):
                 students = [s for s, a in self.taken if a == assignment]
-                for student, why in collect(course, staging, assignment, students).items():
+                for student, why in collect(course, staging, assignment, students, self.nbgrader).items():
                     self.book.done(self.taken.pop((student, assignment))[0], f"refused: {why}", self.noticed)
             if self.taken:
                 # Graded by the course's coordinator, on a cluster that the service keeps. Measured on 2 idle
@@ -254,11 +288,14 @@ class Pass:
                 # (nbgrader and torch imported, the judge's reference and the student's kernel started cold),
                 # autograde_all with a cluster of its own 9.8 s, on a warm cluster 3.9 to 4.3 s (each worker
                 # keeps a warm nbgrader and a zygote with torch imported).
+                self.preparing = False
                 autograde_all(course=course, only=list(self.taken), client=self.client, batch_max=1,
                               progress=False, merged=self._merged)
                 for key in list(self.taken):   # refused by the grader, or never reached it
-                    self._finish(key, REFUSED)
+                    self._release(key, REFUSED)
         finally:
+            self.preparing = False
+            self.releasing.shutdown(wait=True)   # each release reads its copy in staging
             shutil.rmtree(staging, ignore_errors=True)
 
     def start(self) -> "Pass":
@@ -278,19 +315,30 @@ class Pass:
         """(student, assignment) of the hand-ins still on their way."""
         return {e.key for e in self.entries if e.name not in self.book.handled} if self.thread.is_alive() else set()
 
+    def ungraded(self) -> int:
+        """How many of its hand-ins the cluster has still to grade (all, while they are collected)."""
+        if not self.thread.is_alive():
+            return 0
+        return len(self.entries) if self.preparing else len(self.taken)
+
     def _merged(self, outcome) -> None:
         """autograde_all's word that a batch is in the gradebook."""
         for student in outcome.students:
             if (student, outcome.assignment) in self.taken:
-                self._finish((student, outcome.assignment), TIMED_OUT if outcome.returncode == 124 else FAILED)
+                self._release((student, outcome.assignment), TIMED_OUT if outcome.returncode == 124 else FAILED)
 
-    def _finish(self, key: tuple, problem: str) -> None:
-        entry, handed_in = self.taken.pop(key)
+    def _release(self, key: tuple, problem: str) -> None:
+        """The hand-in's feedback, written and released by a releasing thread."""
+        self.releasing.submit(self._finish, self.taken.pop(key), problem)
+
+    def _finish(self, taken: tuple, problem: str) -> None:
+        entry, handed_in = taken
         if self.abandoned.is_set():
             return
         points = None
         try:
-            result = release(self.book.course, entry, handed_in, self.expected[entry.assignment], problem)
+            result = release(self.book.course, entry, handed_in, self.expected[entry.assignment], problem,
+                             self.nbgrader)
             if not result.startswith("not graded"):
                 points = points_of(self.book.course, entry.student, entry.assignment)[:2]
         except Exception as err:   # this hand-in's feedback only; the others go on
@@ -342,11 +390,27 @@ def warm_cluster(jobs: int | None = None):
         yield client
 
 
+@contextmanager
+def warm_nbgrader(course: Path):
+    """An Nbgrader whose commands fork from a warm nbgrader, kept for the service's life (it dies with
+    the thread that started it)."""
+    from grader.class_grading.warm_nbgrader import WarmNbgrader
+    warm = WarmNbgrader(tool_env())
+    try:
+        yield Nbgrader(course, warm)
+    finally:
+        warm.stop()
+
+
 class Service:
     """Polls inbound/ and starts a pass, in a thread, for what is new and not already on its way: a
-    notebook that runs long holds back no later hand-in, only one worker of the cluster (kept warm
-    for the service's life). A pass that fails as a whole (the cluster broke) leaves its hand-ins
-    unhandled; the service then starts a fresh cluster and takes them again."""
+    notebook that runs long holds back no later hand-in, only one worker thread of the cluster (kept
+    warm for the service's life). In a rush (a class handing in together), what comes while the
+    cluster has more than one hand-in per thread still to grade waits, and goes in one pass once it
+    has no more than that: the cluster always has the next hand-ins queued, and a pass's fixed costs
+    (a collect, the judge's reference run for its batches) are paid once for many hand-ins, not per
+    hand-in. A pass that fails as a whole (the cluster broke) leaves its hand-ins unhandled; the
+    service then starts a fresh cluster and takes them again."""
 
     def __init__(self, course: Path, exchange: Exchange, log: Path | None = None, interval: float = 2.0):
         self.course, self.exchange, self.interval = Path(course), exchange, interval
@@ -361,13 +425,14 @@ class Service:
             while True:
                 abandoned, passes = threading.Event(), []
                 try:
-                    with warm_cluster() as client:
+                    with warm_cluster() as client, warm_nbgrader(self.course) as nbgrader:
+                        threads = sum(w["nthreads"] for w in client.scheduler_info()["workers"].values()) or 1
                         try:
                             print(f"autofeedback: watching {self.exchange.inbound} every {self.interval:g} s, "
                                   f"log in {self.book.log}", flush=True)
                             while not any(p.failed for p in passes):
                                 passes = [p for p in passes if p.thread.is_alive() or p.failed]
-                                self._poll(client, passes, abandoned)
+                                self._poll(client, passes, abandoned, nbgrader, threads)
                                 time.sleep(self.interval)
                         finally:
                             abandoned.set()   # before the cluster goes: what it was grading is left for later
@@ -378,13 +443,14 @@ class Service:
             print(f"autofeedback: stopped ({why})", flush=True)
             return 0
 
-    def _poll(self, client, passes: list, abandoned: threading.Event) -> None:
+    def _poll(self, client, passes: list, abandoned: threading.Event, nbgrader: Nbgrader | None = None,
+              threads: int = 1) -> None:
         entries, junk = self.book.new(os.listdir(self.exchange.inbound))
         _ignore(self.book, junk)
         busy = set().union(*(p.busy() for p in passes))
         entries = [e for e in entries if e.key not in busy]   # a resubmission waits for the one before
-        if entries:
-            passes.append(Pass(self.book, self.exchange, entries, client, abandoned).start())
+        if entries and sum(p.ungraded() for p in passes) <= threads:   # else they wait to go together
+            passes.append(Pass(self.book, self.exchange, entries, client, abandoned, nbgrader).start())
 
 
 def main(argv=None) -> int:

@@ -53,9 +53,14 @@ def configure(c, root: Path, url: str, proxy: str, people: list, instructors: li
     # Feedback on submit (grader/hub/autofeedback.py): the hub starts it and restarts it if it dies.
     # It runs as the hub's user (root), the instructors' side: it reads the exchange's inbound,
     # writes the course directory, and grades behind the wall as `make autograde` does.
+    feedback = [str(layout.python), "-m", "grader.hub.autofeedback", "--course", str(layout.course)]
+    if cgroups:
+        # ... its grading in a group of its own, below the people's servers for the CPU (grader/hub/limits.py)
+        feedback = [str(layout.python), "-m", "grader.hub.limits", f"--memory={settings.grading_memory}",
+                    f"--cpu-shares={settings.grading_cpu_shares}", "--", *feedback]
     c.JupyterHub.services = [{
         "name": "autofeedback",
-        "command": [str(layout.python), "-m", "grader.hub.autofeedback", "--course", str(layout.course)],
+        "command": feedback,
         "cwd": str(layout.course),
         "environment": {"PATH": layout.path},
     }, {

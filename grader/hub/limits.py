@@ -16,12 +16,22 @@ lines, each optional (`#` starts a comment):
     processes = 512      # processes and threads per person
     idle_timeout = 60m   # a server unused this long is stopped (files stay); 0: never
     cull_every = 5m      # how often the hub looks for idle servers
+    grading_memory = 4G  # the feedback service's grading, all of it together
+    grading_cpu_shares = 128   # its weight for the CPU against the class's 1024: people's servers first
 
 Where cgroups cannot be used (not root, no cgroup v1 hierarchies, cgroup v2 only, no right to
 create groups), `make hub` says why and stops, unless HUB_LIMITS=off: then it starts without limits.
+
+The feedback service (grader/hub/autofeedback.py) grades in a group of its own, beside the class's:
+<hub's group>/pytorch-course-grading (GradingGroups, joined by `python -m grader.hub.limits`, which
+then runs the service). It has a memory limit, and cpu.shares below the class folder's 1024 but no
+quota: when the people's servers want the CPU they get it first, and grading has every cycle they
+leave, so that a rush of hand-ins never starves the people's servers nor waits for idle cores.
 """
+import argparse
 import errno
 import os
+import sys
 import re
 import signal
 import time
@@ -48,6 +58,8 @@ class Settings:
     processes: int = 512
     idle_timeout: int = 3600     # seconds; 0: servers are never stopped for being idle
     cull_every: int = 300        # seconds
+    grading_memory: int = 4 << 30     # bytes, the feedback service's grading (GradingGroups)
+    grading_cpu_shares: int = 128     # against the class folder's 1024 (the cgroup default)
 
     def describe(self) -> str:
         minutes = f"{self.idle_timeout / 60:g} min" if self.idle_timeout >= 60 else f"{self.idle_timeout} s"
@@ -72,7 +84,7 @@ def parse_seconds(text: str) -> int:
 
 
 PARSERS = {"memory": parse_size, "cpus": float, "processes": int, "idle_timeout": parse_seconds,
-           "cull_every": parse_seconds}
+           "cull_every": parse_seconds, "grading_memory": parse_size, "grading_cpu_shares": int}
 
 
 def settings_path(roster: Path) -> Path:
@@ -101,6 +113,9 @@ def read_settings(roster: Path) -> Settings:
     if settings.memory < 64 << 20 or settings.cpus <= 0 or settings.processes < 32 or settings.cull_every < 1:
         raise LimitsError(f"{path}: memory must be at least 64M, cpus above 0, processes at least 32 "
                           f"and cull_every at least 1s ({settings})")
+    if settings.grading_memory < 1 << 30 or not 2 <= settings.grading_cpu_shares <= 262144:
+        raise LimitsError(f"{path}: grading_memory must be at least 1G and grading_cpu_shares from 2 to 262144 "
+                          f"({settings})")
     return settings
 
 
@@ -182,6 +197,14 @@ class PersonGroups:
 
     def create(self, memory: int, cpus: float, processes: int) -> None:
         """Make the groups (or reuse them) and set the limits."""
+        self._set_memory(memory)
+        cpu = self.folders["cpu"]
+        _write(cpu / "cpu.cfs_period_us", CFS_PERIOD_US)
+        _write(cpu / "cpu.cfs_quota_us", max(1000, int(cpus * CFS_PERIOD_US)))
+        _write(self.folders["pids"] / "pids.max", processes)
+
+    def _set_memory(self, memory: int) -> None:
+        """Make the groups (or reuse them) and set the memory limit."""
         for folder in self.folders.values():
             folder.mkdir(parents=True, exist_ok=True)
         mem = self.folders["memory"]
@@ -191,10 +214,6 @@ class PersonGroups:
         _write(mem / "memory.limit_in_bytes", memory)
         if swap.exists():
             _write(swap, memory)                         # swap does not dodge the limit
-        cpu = self.folders["cpu"]
-        _write(cpu / "cpu.cfs_period_us", CFS_PERIOD_US)
-        _write(cpu / "cpu.cfs_quota_us", max(1000, int(cpus * CFS_PERIOD_US)))
-        _write(self.folders["pids"] / "pids.max", processes)
 
     def join(self, pid: int = 0) -> None:
         """Move `pid` (0: the calling process) into every group."""
@@ -247,6 +266,40 @@ class PersonGroups:
         return gone
 
 
+# ---- the feedback service's grading -------------------------------------------------------------
+
+GRADING = f"{COURSE_ID}-grading"
+
+
+class GradingGroups(PersonGroups):
+    """The feedback service's group in each hierarchy, beside the class's: <hub's group>/pytorch-course-grading
+    (`name`). The service, its Dask workers, their zygotes, warm nbgraders and kernels, all inside."""
+
+    def __init__(self, name: str = GRADING, base: dict | None = None):
+        super().__init__(name, base or own_groups())
+
+    def create(self, memory: int, cpu_shares: int) -> None:
+        """Make the groups (or reuse them): a memory limit, a CPU weight and no CPU quota."""
+        self._set_memory(memory)
+        _write(self.folders["cpu"] / "cpu.cfs_quota_us", -1)
+        _write(self.folders["cpu"] / "cpu.shares", cpu_shares)
+
+
+def main(argv=None) -> int:
+    """python -m grader.hub.limits [--memory 4G] [--cpu-shares 128] [--group NAME] -- COMMAND...:
+    join the grading groups, set as given, then become COMMAND (the hub starts the feedback service so)."""
+    parser = argparse.ArgumentParser(prog="python -m grader.hub.limits", description=main.__doc__.split(":\n")[0])
+    parser.add_argument("--memory", type=parse_size, default=Settings.grading_memory)
+    parser.add_argument("--cpu-shares", type=int, default=Settings.grading_cpu_shares)
+    parser.add_argument("--group", default=GRADING, help=f"its name beside the class's (default {GRADING})")
+    parser.add_argument("command", nargs="+")
+    args = parser.parse_args(argv)
+    groups = GradingGroups(args.group)
+    groups.create(args.memory, args.cpu_shares)
+    groups.join()
+    os.execvp(args.command[0], args.command)
+
+
 # ---- the spawner --------------------------------------------------------------------------------
 
 try:
@@ -284,3 +337,7 @@ if LocalProcessSpawner is not None:
         async def stop(self, now=False):
             await super().stop(now)
             self._groups().remove()    # kept while something of the person's still runs in it
+
+
+if __name__ == "__main__":
+    sys.exit(main())
