@@ -73,7 +73,7 @@ hub: setup $(PROXY)  ## JupyterHub for a class from ROSTER (hub/roster.txt): mak
 # COURSE_QUICK shortens training and COURSE_OFFLINE keeps off the network (FashionMNIST from disk), as in CI,
 # so that nbval compares against the outputs committed in solutions/. CUDA is hidden (CUDA_VISIBLE_DEVICES=):
 # the stored outputs are CPU outputs, so the suite passes on a GPU machine too; `make gpu-check` runs the GPU. The class-on-a-hub tests
-# (BESIDE: mostly waiting on a browser and a hub), then nbval, then two busy modules that need no
+# (BESIDE: mostly waiting on a browser and a hub), then nbval, then the busy modules that need no
 # fixture but the released course (LATER) run beside the suite, on the CPU it leaves idle: its serial tests
 # first, then the gaps between its busy modules (tests/conftest.py runs those last). They run at a
 # lower priority so that they take that CPU rather than share the suite's; their log follows the suite's.
@@ -81,7 +81,7 @@ hub: setup $(PROXY)  ## JupyterHub for a class from ROSTER (hub/roster.txt): mak
 # rather than holding CI to its own limit; a quiet 2-core machine needs about 700.
 BESIDE_LOG := .beside.log
 BESIDE := tests/test_hub.py tests/test_hub_limits.py tests/test_autofeedback.py
-LATER := tests/test_run_all.py tests/test_no_answer_ships.py
+LATER := tests/test_run_all.py tests/test_no_answer_ships.py tests/test_regrade.py
 TEST_TIMEOUT ?= 3600
 STOP_HANG = timeout -k 60 -s INT $(TEST_TIMEOUT)
 test: setup $(PROXY)  ## run the whole suite: harness tests, end-to-end grading, nbval on solutions/
