@@ -230,17 +230,18 @@ def assert_inside(person: Person, client) -> None:
 FORK_BOMB = """
 import os, resource, time
 resource.setrlimit(resource.RLIMIT_NPROC, (400, 400))   # a fence of its own, should the cgroup be missing
-end, children, refused = time.time() + 8, [], None
+end, children, refused = time.time() + {seconds}, [], None
 while len(children) < 1000:
     try:
         pid = os.fork()
     except OSError as err:
         refused = err.errno
         break
-    if pid == 0:                      # a child: spin on the CPU until `end`, then go
+    if pid == 0:                      # a child: spin on the CPU until told to stop (or `end`), then go
         try:
-            while time.time() < end:
-                pass
+            while time.time() < end and not os.path.exists({stop!r}):
+                for _ in range(10**5):
+                    pass
         finally:
             os._exit(0)
     children.append(pid)
@@ -248,6 +249,29 @@ for pid in children:
     os.waitpid(pid, 0)
 print(len(children), refused)
 """
+
+HAND_IN = """
+import subprocess
+for step in (["fetch_assignment", "00_setup"], ["submit", "00_setup"]):
+    done = subprocess.run(["nbgrader", *step], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+"""
+FEEDBACK_SECONDS = 180
+
+
+def wait_for_feedback(hub, student: str, since: float) -> float:
+    """Seconds until the feedback service has graded `student`'s hand-in and released its feedback
+    (its attempts history gets the line when the feedback is out)."""
+    history = hub.layout.course / ".autofeedback" / "attempts.jsonl"
+    while time.time() - since < FEEDBACK_SECONDS:
+        lines = history.read_text().splitlines() if history.exists() else []
+        mine = [json.loads(line) for line in lines if json.loads(line)["student"] == student]
+        if mine:
+            assert isinstance(mine[-1]["score"], (int, float)), f"{student}'s hand-in was not graded: {mine[-1]}"
+            return time.time() - since
+        time.sleep(1)
+    raise AssertionError(f"no feedback for {student}'s hand-in within {FEEDBACK_SECONDS} s")
+
 
 MEMORY_BOMB = """
 import resource
@@ -258,7 +282,7 @@ while True:
 """
 
 
-def test_a_fork_bomb_and_cpu_hog_stay_in_their_limits_while_another_student_works(hub, students):
+def test_a_fork_bomb_and_cpu_hog_stay_in_their_limits_while_another_student_works_and_hands_in(hub, students):
     a, b = students
     ka, kb = a.kernel(), b.kernel()
     run(ka, f"open({KEEP!r}, 'w').write('still here')")
@@ -267,7 +291,10 @@ def test_a_fork_bomb_and_cpu_hog_stay_in_their_limits_while_another_student_work
     throttled = int(dict(line.split() for line in a.groups.read("cpu", "cpu.stat").splitlines())["nr_throttled"])
 
     result = {}
-    bomb = threading.Thread(target=lambda: result.update(out=run(ka, FORK_BOMB, timeout=120)))
+    stop = Path(f"/tmp/{PREFIX}-stop-{os.getpid()}")   # A's children spin until it exists (at most 150 s)
+    stop.unlink(missing_ok=True)
+    bomb = threading.Thread(target=lambda: result.update(
+        out=run(ka, FORK_BOMB.format(seconds=150, stop=str(stop)), timeout=240)))
     bomb.start()
     time.sleep(2)                     # A's children are spinning, its group is at its process cap
     assert len(a.groups.pids()) > 10
@@ -277,6 +304,12 @@ def test_a_fork_bomb_and_cpu_hog_stay_in_their_limits_while_another_student_work
     started = time.time()
     assert a.hub_api("/")["version"]
     hub_seconds = time.time() - started
+    # B hands in 00_setup from their own kernel, as the Assignments tab does; the feedback service grades it
+    started = time.time()
+    run(kb, HAND_IN, timeout=120)
+    feedback_seconds = wait_for_feedback(hub, B, started)
+    assert len(a.groups.pids()) > 10, "A's bomb ended before B's feedback came: the test proved nothing"
+    stop.touch()
     bomb.join(timeout=150)
     assert not bomb.is_alive(), "A's fork bomb did not end"
 
@@ -286,7 +319,8 @@ def test_a_fork_bomb_and_cpu_hog_stay_in_their_limits_while_another_student_work
     assert int(stat["nr_throttled"]) > throttled, "A's CPU use was never held at its quota"
     assert b_seconds < 10 and hub_seconds < 5, (b_seconds, hub_seconds)
     print(f"A forked {children} children before EAGAIN; B's cell took {b_seconds:.2f} s, the hub's API "
-          f"{hub_seconds:.2f} s; A was throttled {int(stat['nr_throttled']) - throttled} times")
+          f"{hub_seconds:.2f} s, B's hand-in got its feedback after {feedback_seconds:.1f} s; A was throttled "
+          f"{int(stat['nr_throttled']) - throttled} times")
     ka.stop_channels()
     kb.stop_channels()
 
