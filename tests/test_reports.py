@@ -92,6 +92,7 @@ def test_student_text_is_escaped_in_the_page():
     assert "<script>x</script>" not in page and "&lt;script&gt;x&lt;/script&gt;" in page
     assert "<img src=x" not in page and "<b>case</b>" not in page
     assert "2 of 4" in page, "two students failed the check"
+    assert "<td>the result is &#x27;&lt;img src=x onerror=alert(1)&gt;&#x27;</td>" in page, "the reason, without its label"
 
 
 def test_discrimination_is_the_item_rest_correlation():

@@ -77,9 +77,14 @@ def _mistakes(stat, assignment: str, notebooks_url: str) -> str:
             f"<a href='{escape(notebooks_url)}/{escape(s)}/{escape(assignment)}/{escape(stat.exercise.notebook)}"
             f".ipynb'>{escape(s)}</a>" for s in stat.failing[name][:LINKS_PER_MISTAKE])
         rows.append(f"<tr><td>{escape(name)}</td><td class=n>{count} of {stat.students}</td>"
-                    f"<td>{escape(why)}</td><td>{links}</td></tr>")
+                    f"<td>{escape(_reason(name, why))}</td><td>{links}</td></tr>")
     return (f"<h3>{escape(stat.exercise.label)}</h3><table><tr><th>hidden check</th><th>students who failed it</th>"
             f"<th>for example</th><th>graded notebooks</th></tr>{''.join(rows)}</table>")
+
+
+def _reason(check: str, why: str) -> str:
+    """The judge's reason without its label ("hidden check 3 of 7 (<check>): "), which the row already names."""
+    return why.split(f" ({check}): ", 1)[-1]
 
 
 def _attempts_section(data) -> str:
