@@ -9,30 +9,17 @@ script waits until the hub reports each one ready and prints when the first, the
 came up, and the memory the servers then hold together (their cgroups).
 """
 import argparse
-import json
 import statistics
 import sys
-import threading
-import time
-import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
 from grader.hub import limits  # noqa: E402
-from hub_session import running_hub  # noqa: E402
+from hub_session import running_hub, start_servers_at_once, token_of  # noqa: E402
 
 PREFIX = "cthb"
 READY_SECONDS = 600
-
-
-def call(url: str, token: str | None = None, method: str = "GET", body=None):
-    headers = {"Authorization": f"token {token}"} if token else {}
-    data = None if body is None else json.dumps(body).encode()
-    with urllib.request.urlopen(urllib.request.Request(url, data=data, method=method, headers=headers),
-                                timeout=60) as response:
-        text = response.read()
-        return json.loads(text) if text else None
 
 
 def main() -> int:
@@ -42,29 +29,7 @@ def main() -> int:
     names = [f"{PREFIX}-s{i:02d}" for i in range(args.students)]
     roster = f"instructor {PREFIX}-teach\n" + "".join(f"student {n}\n" for n in names)
     with running_hub(roster, chapters=["00_setup"]) as hub:
-        tokens = {n: call(f"{hub.url}/hub/api/users/{n}/tokens", method="POST",
-                          body={"auth": {"username": n, "password": hub.passwords[n]}})["token"] for n in names}
-        ready, errors = {}, []
-        start = time.perf_counter()
-
-        def spawn(name):
-            try:
-                call(f"{hub.url}/hub/api/users/{name}/server", tokens[name], "POST", {})
-                while time.perf_counter() - start < READY_SECONDS:
-                    server = call(f"{hub.url}/hub/api/users/{name}", tokens[name])["servers"].get("")
-                    if server and server.get("ready"):
-                        ready[name] = time.perf_counter() - start
-                        return
-                    time.sleep(0.5)
-                errors.append(f"{name}: not ready after {READY_SECONDS} s")
-            except Exception as err:   # noqa: BLE001 (a benchmark reports every failure and goes on)
-                errors.append(f"{name}: {type(err).__name__}: {err}")
-
-        threads = [threading.Thread(target=spawn, args=(n,)) for n in names]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        ready, errors = start_servers_at_once(hub, {n: token_of(hub, n) for n in names}, READY_SECONDS)
         used = sum(limits.PersonGroups(n).memory_used() for n in ready)
         times = sorted(ready.values())
         for error in errors:

@@ -2,14 +2,16 @@
 
 The hub is set up from a roster by grader.hub.deploy, exactly as `make hub` does it, with its own
 folder, ports and Unix users, all removed afterwards (and the repository's mode, which the setup
-closes to others, put back). Used by tests/test_hub.py and tests/bench_hub_memory.py.
+closes to others, put back). Used by tests/test_hub.py, tests/test_hub_limits.py and the hub benchmarks.
 """
+import json
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.request
 from contextlib import contextmanager
@@ -110,6 +112,56 @@ def running_hub(roster_text: str, chapters=None):
             unix_users.remove_user(person.name)
         os.chmod(REPO_ROOT, repo_mode)
         shutil.rmtree(root, ignore_errors=True)
+
+
+def hub_call(url: str, token: str | None = None, method: str = "GET", body=None, timeout: float = 60):
+    """One call of the hub's REST API (or a server's) with a person's token; the JSON it answers."""
+    headers = {"Authorization": f"token {token}"} if token else {}
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, method=method, headers=headers)
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        text = response.read()
+        return json.loads(text) if text else None
+
+
+def token_of(hub: Hub, name: str) -> str:
+    """An API token of `name`'s own, asked for with their Unix password (as a person could)."""
+    return hub_call(f"{hub.url}/hub/api/users/{name}/tokens", method="POST",
+                    body={"auth": {"username": name, "password": hub.passwords[name]}})["token"]
+
+
+def start_servers_at_once(hub: Hub, tokens: dict, wait: float, on_ready=None) -> tuple:
+    """A class logging in together: every `tokens` person's server asked for at the same moment, one
+    thread each, through the hub's API; each polled until the hub reports it ready, then
+    `on_ready(name)` called in that thread, if given. Returns
+    ({name: seconds until ready}, [what went wrong, for each one that did not come up within `wait`])."""
+    ready, errors = {}, []
+    go = threading.Barrier(len(tokens) + 1)
+
+    def start(name, token):
+        go.wait()
+        try:
+            hub_call(f"{hub.url}/hub/api/users/{name}/server", token, "POST", {})
+            while time.perf_counter() - started < wait:
+                server = hub_call(f"{hub.url}/hub/api/users/{name}", token)["servers"].get("")
+                if server and server.get("ready"):
+                    ready[name] = time.perf_counter() - started
+                    if on_ready:
+                        on_ready(name)
+                    return
+                time.sleep(0.5)
+            errors.append(f"{name}: not ready after {wait:.0f} s")
+        except Exception as err:   # noqa: BLE001 (every person's failure is reported, the others go on)
+            errors.append(f"{name}: {type(err).__name__}: {err}")
+
+    threads = [threading.Thread(target=start, args=item) for item in tokens.items()]
+    for thread in threads:
+        thread.start()
+    started = time.perf_counter()
+    go.wait()
+    for thread in threads:
+        thread.join()
+    return ready, errors
 
 
 @contextmanager

@@ -13,49 +13,39 @@ idle culler stops A's server, and A's file is there when the server starts again
 import errno
 import json
 import os
+import statistics
 import subprocess
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from grader.hub import deploy, limits
-from hub_session import require_hub, running_hub
+from hub_session import hub_call, require_hub, running_hub, start_servers_at_once, token_of
 
-PREFIX = "cthl"   # the test's Unix users: cthl-teach, cthl-ada, cthl-bob
+PREFIX = "cthl"   # the test's Unix users: cthl-teach, cthl-ada, cthl-bob, and a class cthl-c00 to cthl-c29
 INSTRUCTOR, A, B = f"{PREFIX}-teach", f"{PREFIX}-ada", f"{PREFIX}-bob"
+CLASS = [f"{PREFIX}-c{i:02d}" for i in range(30)]
 SETTINGS = limits.Settings(memory=512 << 20, cpus=0.5, processes=96, idle_timeout=25, cull_every=3)
 START_SECONDS = 120   # a JupyterLab start on a busy 2-core machine
+CLASS_START_SECONDS = 300   # 30 at once there
 KEEP = "keep-me.txt"
-
-
-def api(url: str, token: str, method: str = "GET", body=None, timeout: float = 30):
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, method=method, headers={"Authorization": f"token {token}"})
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        text = response.read()
-        return json.loads(text) if text else None
 
 
 class Person:
     def __init__(self, hub, name: str):
         self.hub, self.name = hub, name
-        password = hub.passwords[name]
-        request = urllib.request.Request(f"{hub.url}/hub/api/users/{name}/tokens", method="POST",
-                                         data=json.dumps({"auth": {"username": name, "password": password}}).encode())
-        with urllib.request.urlopen(request, timeout=30) as response:
-            self.token = json.loads(response.read())["token"]
+        self.token = token_of(hub, name)
         self.groups = limits.PersonGroups(name)
 
     def hub_api(self, path: str, method: str = "GET", body=None):
-        return api(f"{self.hub.url}/hub/api{path}", self.token, method, body)
+        return hub_call(f"{self.hub.url}/hub/api{path}", self.token, method, body, timeout=30)
 
     def server_api(self, path: str, method: str = "GET", body=None):
-        return api(f"{self.hub.url}/user/{self.name}/api{path}", self.token, method, body)
+        return hub_call(f"{self.hub.url}/user/{self.name}/api{path}", self.token, method, body, timeout=30)
 
     def server(self):
         return self.hub_api(f"/users/{self.name}")["servers"].get("")
@@ -193,11 +183,12 @@ def test_the_feedback_service_grades_in_a_group_of_its_own_below_the_people():
 @pytest.fixture(scope="module")
 def hub():
     require_hub(with_limits=True)
-    people = [limits.PersonGroups(name) for name in (INSTRUCTOR, A, B)]
+    people = [limits.PersonGroups(name) for name in (INSTRUCTOR, A, B, *CLASS)]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(limits, "read_settings", lambda roster: SETTINGS)
         try:
-            with running_hub(f"instructor {INSTRUCTOR}\nstudent {A}\nstudent {B}\n", chapters=["00_setup"]) as hub:
+            with running_hub(f"instructor {INSTRUCTOR}\n" + "".join(f"student {n}\n" for n in (A, B, *CLASS)),
+                             chapters=["00_setup"]) as hub:
                 yield hub
         finally:
             for groups in people:   # whatever the hub left: processes killed, groups removed
@@ -363,3 +354,36 @@ def test_an_idle_server_is_stopped_and_the_files_are_there_at_the_next_start(hub
     assert not a.groups.pids(), "processes of A's are left after the server stopped"
     a.start()
     assert a.server_api(f"/contents/{KEEP}")["content"] == "still here"
+
+
+def test_a_class_of_30_started_at_once_all_come_up_each_in_its_limits(hub):
+    """A class logging in together: 30 servers asked for through the hub's API at the same moment all
+    come up, each inside its person's groups when it is ready, and the hub's API still answers; they
+    stop when asked (or the 25 s culler has stopped them first). Times and memory are printed
+    (tests/bench_hub_start.py measures them with the default limits, on an otherwise idle machine)."""
+    with ThreadPoolExecutor(max_workers=8) as pool:   # each a PAM login: seconds for 30 one by one
+        tokens = dict(zip(CLASS, pool.map(lambda name: token_of(hub, name), CLASS)))
+    memory = {}
+
+    def inside(name):
+        groups = limits.PersonGroups(name)
+        memory[name] = groups.memory_used() if groups.pids() else None
+
+    ready, errors = start_servers_at_once(hub, tokens, CLASS_START_SECONDS, inside)
+    assert not errors, errors
+    outside = [name for name, used in memory.items() if used is None]
+    assert not outside and len(memory) == len(CLASS), f"servers outside their person's groups: {outside}"
+    started = time.time()
+    assert hub_call(f"{hub.url}/hub/api/", tokens[CLASS[0]])["version"]
+    hub_seconds = time.time() - started
+    times = sorted(ready.values())
+    print(f"30 servers asked for at once: all ready, first {times[0]:.1f} s, median {statistics.median(times):.1f} s, "
+          f"last {times[-1]:.1f} s; each held {statistics.median(memory.values()) / (1 << 20):.0f} MiB (median) "
+          f"when it came up; the hub's API then answered in {hub_seconds:.2f} s")
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(lambda item: hub_call(f"{hub.url}/hub/api/users/{item[0]}/server", item[1], "DELETE"),
+                      tokens.items()))
+    deadline = time.time() + CLASS_START_SECONDS
+    while any(limits.PersonGroups(name).pids() for name in CLASS):
+        assert time.time() < deadline, "servers still running after they were stopped"
+        time.sleep(1)

@@ -176,6 +176,34 @@ def test_scan_flags_no_reference_solution_and_no_honest_answer(chapter):
     assert not {k: v for k, v in flagged.items() if v}
 
 
+def test_scan_flags_go_to_the_next_test_cell_past_a_code_answer_graded_by_hand(tmp_path):
+    """A code answer graded by hand is scanned like any student code, and its reasons flag the next
+    test cell, which the judge reports; it never takes the flags of the cells before it."""
+    import nbformat
+    from grader.judge.preprocessor import Judge
+
+    def cell(source, grade_id=None, grade=False, solution=False):
+        c = nbformat.v4.new_code_cell(source)
+        if grade_id:
+            c.metadata.nbgrader = {"grade_id": grade_id, "grade": grade, "solution": solution, "locked": False}
+        return c
+    released = [cell("x = 1"), cell("def f():\n    raise NotImplementedError", "f", solution=True),
+                cell("assert f() == 1", "f_tests", grade=True),
+                cell("def g():\n    raise NotImplementedError", "g_by_hand", grade=True, solution=True),
+                cell("assert True", "h_tests", grade=True)]
+    solution = tmp_path / "solution.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=released), solution)
+    handed_in = nbformat.v4.new_notebook(cells=[c.copy() for c in released])
+    handed_in.cells[1].source = "import inspect\ndef f():\n    return 1"
+    handed_in.cells[3].source = "import importlib\ndef g():\n    return 2"
+    flags = Judge._scan(handed_in, solution)
+    assert set(flags) == {"f_tests", "h_tests"}, flags
+    assert "inspect" in flags["f_tests"] and "importlib" not in flags["f_tests"]
+    assert "importlib" in flags["h_tests"] and "inspect" not in flags["h_tests"]
+    handed_in.cells[3].source = released[3].source
+    assert set(Judge._scan(handed_in, solution)) == {"f_tests"}
+
+
 def test_counters_tell_a_loop_from_whole_tensor_code(monkeypatch):
     """check.count_ops and check.count_calls, as the probe gives them to hidden checks: the same
     numbers on any machine, and a loop over rows shows in both, even one with no Python calls."""

@@ -27,8 +27,9 @@ from grader.wall import sandbox
 
 # One writer of gradebook.db and autograded/ at a time, and no snapshot of the gradebook taken while it
 # is written, also where one process runs several autograde_all at once (the feedback service,
-# grader/hub/autofeedback.py, grades each new hand-in as it comes).
-_WRITING = threading.Lock()
+# grader/hub/autofeedback.py, grades each new hand-in as it comes), and whatever else writes them in
+# this process (a regrade applied, grader/class_grading/regrade.py).
+GRADEBOOK_WRITER = threading.Lock()
 
 
 def submitted_assignments(course: Path = REPO_ROOT) -> list:
@@ -195,7 +196,7 @@ def _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progre
     # as many batches per round as the cluster has threads (a LocalCluster: jobs)
     jobs = max(1, min(len(todo), sum(w["nthreads"] for w in client.scheduler_info()["workers"].values()) or jobs))
     warming = warm_up(client, env, wall)
-    with _WRITING:
+    with GRADEBOOK_WRITER:
         snapshot = (course / "gradebook.db").read_bytes()   # one consistent copy for every task
     config = (course / "nbgrader_config.py").read_bytes()
     extensions = (course / EXTENSIONS).read_bytes() if (course / EXTENSIONS).is_file() else None
@@ -254,7 +255,7 @@ def _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progre
                 pending.add(submit([student], outcome.assignment))
             continue
         merging = time.perf_counter()
-        with _WRITING:
+        with GRADEBOOK_WRITER:
             collect(outcome, course)   # here, one batch at a time: one writer on the gradebook
         spent.update(outcome.timings)
         spent[timings.MERGE] += time.perf_counter() - merging

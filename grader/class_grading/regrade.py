@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
-from grader.class_grading.autograde import _WRITING, autograde_all, submissions
+from grader.class_grading.autograde import GRADEBOOK_WRITER, autograde_all, submissions
 from grader.class_grading.transfer import read_batch_rows, read_tree, write_batch_rows, write_tree
 from grader.course import SOURCE, run_nbgrader
 from grader.extensions import FILE as EXTENSIONS
@@ -100,7 +100,7 @@ def regrade(course: Path, assignment: str, apply: bool = False, jobs: int | None
 def apply_regrade(course: Path, scratch: Path, assignment: str, students: list, changed: list) -> None:
     run_nbgrader("generate_assignment", assignment, "--force", course=course)
     rows = read_batch_rows(scratch / "gradebook.db", assignment, students)
-    with _WRITING:
+    with GRADEBOOK_WRITER:
         write_batch_rows(course / "gradebook.db", assignment, {s: r for s, r in rows.items() if r is not None})
         for student in students:
             for folder in (Path("autograded") / student / assignment,

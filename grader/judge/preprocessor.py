@@ -162,7 +162,9 @@ class Judge(NbGraderPreprocessor):
     @staticmethod
     def _scan(nb, solution: Path) -> dict:
         """{grade_id: reasons} for code the student wrote or changed. A cell's reasons flag the next
-        test cell after it (the exercise it belongs to), or the last one."""
+        test cell after it (the exercise it belongs to), or the last one. A code answer graded by hand
+        (graded and a solution) is student code like any other: scanned, and never given the flags,
+        which would be lost there (the judge reports test cells only)."""
         instructor = {c.source for c in nbformat.read(solution, as_version=4).cells if c.cell_type == "code"}
         modules = module_names([c.source for c in nb.cells if c.cell_type == "code"])
         flags, pending = {}, []
@@ -170,16 +172,18 @@ class Judge(NbGraderPreprocessor):
         for cell in nb.cells:
             if cell.cell_type != "code":
                 continue
-            if utils.is_grade(cell) or utils.is_locked(cell):
-                grade_id = cell.metadata.nbgrader.get("grade_id")
-                if utils.is_grade(cell):
-                    grade_ids.append(grade_id)
-                    if pending:
-                        flags[grade_id] = "; ".join(pending)
-                        pending = []
+            if utils.is_solution(cell):
+                pending += scan(cell.source, modules)
                 continue
-            if cell.source in instructor and not utils.is_solution(cell):
-                continue   # the instructor's own demonstration code, unchanged
+            if utils.is_grade(cell):
+                grade_id = cell.metadata.nbgrader["grade_id"]
+                grade_ids.append(grade_id)
+                if pending:
+                    flags[grade_id] = "; ".join(pending)
+                    pending = []
+                continue
+            if utils.is_locked(cell) or cell.source in instructor:
+                continue   # the instructor's own code, unchanged (locked cells are put back before grading)
             pending += scan(cell.source, modules)
         if pending and grade_ids:
             last = grade_ids[-1]
