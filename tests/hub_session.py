@@ -13,6 +13,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.request
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -119,9 +120,13 @@ def hub_call(url: str, token: str | None = None, method: str = "GET", body=None,
     headers = {"Authorization": f"token {token}"} if token else {}
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(url, data=data, method=method, headers=headers)
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        text = response.read()
-        return json.loads(text) if text else None
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            text = response.read()
+            return json.loads(text) if text else None
+    except urllib.error.HTTPError as err:   # its text, and the connection closed: it says what went wrong
+        with err:
+            raise AssertionError(f"{method} {url}: HTTP {err.code}: {err.read()[:300]!r}") from None
 
 
 def token_of(hub: Hub, name: str) -> str:

@@ -40,6 +40,7 @@ class Person:
         self.hub, self.name = hub, name
         self.token = token_of(hub, name)
         self.groups = limits.PersonGroups(name)
+        self.clients = []
 
     def hub_api(self, path: str, method: str = "GET", body=None):
         return hub_call(f"{self.hub.url}/hub/api{path}", self.token, method, body, timeout=30)
@@ -70,6 +71,7 @@ class Person:
         client = BlockingKernelClient(connection_file=str(connection))
         client.load_connection_file()
         client.start_channels(hb=False)
+        self.clients.append(client)   # closed by the `students` fixture: an open one holds pytest at exit
         ready(client)
         return client
 
@@ -115,8 +117,9 @@ def kernel_pid(client, timeout: float = 60) -> int:
 def test_the_settings_beside_the_roster_override_the_defaults(tmp_path):
     roster = tmp_path / "roster.txt"
     assert limits.read_settings(roster) == limits.Settings()
-    limits.settings_path(roster).write_text("memory = 3G   # more for a GPU chapter\n\ncpus = 0.5\nidle_timeout = 2h\n")
-    assert limits.read_settings(roster) == limits.Settings(memory=3 << 30, cpus=0.5, idle_timeout=7200)
+    limits.settings_path(roster).write_text("memory = 3G   # more for a GPU chapter\n\ncpus = 0.5\nidle_timeout = 2h\n"
+                                            "busy_limit = 90m\n")
+    assert limits.read_settings(roster) == limits.Settings(memory=3 << 30, cpus=0.5, idle_timeout=7200, busy_limit=5400)
     limits.settings_path(roster).write_text("memory = 3G\nswap = 1G\n")
     with pytest.raises(limits.LimitsError, match=r"settings.txt, line 2: .*'swap = 1G'"):
         limits.read_settings(roster)
@@ -143,6 +146,7 @@ def test_the_hub_config_limits_each_person_and_culls_idle_servers(cgroups):
         assert (c.Spawner.mem_limit, c.Spawner.cpu_limit, c.LimitedSpawner.pids_limit) == (512 << 20, 0.5, 96)
     culler = next(s for s in c.JupyterHub.services if s["name"] == "idle-culler")
     assert "--timeout=25" in culler["command"] and "--cull-every=3" in culler["command"]
+    assert c.Spawner.environment["COURSE_BUSY_LIMIT"] == str(SETTINGS.busy_limit)
     assert [r["name"] for r in c.JupyterHub.load_roles] == ["class-reports", "idle-culler"]
     assert {s["name"] for s in c.JupyterHub.services} >= {"autofeedback", "reports"}
     feedback = next(s for s in c.JupyterHub.services if s["name"] == "autofeedback")["command"]
@@ -150,6 +154,23 @@ def test_the_hub_config_limits_each_person_and_culls_idle_servers(cgroups):
     assert wrapped == cgroups and feedback[-4:-2] == ["-m", "grader.hub.autofeedback"]
     if cgroups:
         assert f"--memory={4 << 30}" in feedback and "--cpu-shares=128" in feedback
+
+
+def test_a_busy_kernel_counts_as_use_until_its_cell_has_run_for_the_limit():
+    """grader/hub/busy_activity.py: a kernel running a cell is use, for at most the limit; a new cell
+    (the kernel seen idle in between) starts the count again."""
+    from types import SimpleNamespace
+    from grader.hub.busy_activity import BusyKernels
+    kernels = {"k1": SimpleNamespace(execution_state="idle"), "k2": SimpleNamespace(execution_state="starting")}
+    manager = SimpleNamespace(list_kernel_ids=lambda: list(kernels), get_kernel=kernels.__getitem__)
+    busy = BusyKernels(manager, limit=100)
+    assert not busy.look(0)
+    kernels["k1"].execution_state = "busy"
+    assert busy.look(10) and busy.look(109) and not busy.look(110), "one cell: use for 100 s, then not"
+    kernels["k1"].execution_state = "idle"
+    assert not busy.look(111)
+    kernels["k1"].execution_state = "busy"
+    assert busy.look(112) and busy.look(211)
 
 
 def test_the_feedback_service_grades_in_a_group_of_its_own_below_the_people():
@@ -200,7 +221,9 @@ def students(hub):
     a, b = Person(hub, A), Person(hub, B)
     a.start()
     b.start()
-    return a, b
+    yield a, b
+    for client in a.clients + b.clients:
+        client.stop_channels()
 
 
 def assert_inside(person: Person, client) -> None:
@@ -250,18 +273,20 @@ for step in (["fetch_assignment", "00_setup"], ["submit", "00_setup"]):
 FEEDBACK_SECONDS = 180
 
 
-def wait_for_feedback(hub, student: str, since: float) -> float:
+def wait_for_feedback(hub, student: "Person", since: float) -> float:
     """Seconds until the feedback service has graded `student`'s hand-in and released its feedback
-    (its attempts history gets the line when the feedback is out)."""
+    (its attempts history gets the line when the feedback is out). Meanwhile the student's lab asks its
+    server for the kernels every second, as an open JupyterLab does."""
     history = hub.layout.course / ".autofeedback" / "attempts.jsonl"
     while time.time() - since < FEEDBACK_SECONDS:
         lines = history.read_text().splitlines() if history.exists() else []
-        mine = [json.loads(line) for line in lines if json.loads(line)["student"] == student]
+        mine = [json.loads(line) for line in lines if json.loads(line)["student"] == student.name]
         if mine:
-            assert isinstance(mine[-1]["score"], (int, float)), f"{student}'s hand-in was not graded: {mine[-1]}"
+            assert isinstance(mine[-1]["score"], (int, float)), f"{student.name}'s hand-in was not graded: {mine[-1]}"
             return time.time() - since
+        student.server_api("/kernels")
         time.sleep(1)
-    raise AssertionError(f"no feedback for {student}'s hand-in within {FEEDBACK_SECONDS} s")
+    raise AssertionError(f"no feedback for {student.name}'s hand-in within {FEEDBACK_SECONDS} s")
 
 
 MEMORY_BOMB = """
@@ -298,7 +323,7 @@ def test_a_fork_bomb_and_cpu_hog_stay_in_their_limits_while_another_student_work
     # B hands in 00_setup from their own kernel, as the Assignments tab does; the feedback service grades it
     started = time.time()
     run(kb, HAND_IN, timeout=120)
-    feedback_seconds = wait_for_feedback(hub, B, started)
+    feedback_seconds = wait_for_feedback(hub, b, started)
     assert len(a.groups.pids()) > 10, "A's bomb ended before B's feedback came: the test proved nothing"
     stop.touch()
     bomb.join(timeout=150)
@@ -312,8 +337,6 @@ def test_a_fork_bomb_and_cpu_hog_stay_in_their_limits_while_another_student_work
     print(f"A forked {children} children before EAGAIN; B's cell took {b_seconds:.2f} s, the hub's API "
           f"{hub_seconds:.2f} s, B's hand-in got its feedback after {feedback_seconds:.1f} s; A was throttled "
           f"{int(stat['nr_throttled']) - throttled} times")
-    ka.stop_channels()
-    kb.stop_channels()
 
 
 def test_a_memory_bomb_kills_only_its_kernel_and_the_server_and_files_survive(hub, students):
@@ -340,7 +363,6 @@ def test_a_memory_bomb_kills_only_its_kernel_and_the_server_and_files_survive(hu
     # the new kernel's first cell says what happened (grader/hub/memory_note.py), and only the first
     assert "Your kernel was restarted" in said and "512 MiB of memory" in said, said
     assert run(ka, "print('again')").strip() == "again"
-    ka.stop_channels()
 
 
 def test_an_idle_server_is_stopped_and_the_files_are_there_at_the_next_start(hub, students):
@@ -356,11 +378,21 @@ def test_an_idle_server_is_stopped_and_the_files_are_there_at_the_next_start(hub
     assert a.server_api(f"/contents/{KEEP}")["content"] == "still here"
 
 
-def test_a_class_of_30_started_at_once_all_come_up_each_in_its_limits(hub):
+def test_a_class_of_30_started_at_once_all_come_up_while_a_long_cell_keeps_its_server(hub, students):
     """A class logging in together: 30 servers asked for through the hub's API at the same moment all
     come up, each inside its person's groups when it is ready, and the hub's API still answers; they
-    stop when asked (or the 25 s culler has stopped them first). Times and memory are printed
+    stop when asked (or the 25 s culler has stopped them first). Meanwhile A's kernel runs a cell that
+    prints nothing for longer than the idle timeout, with no browser open: the culler leaves A's server
+    alone (grader/hub/busy_activity.py) and the cell's result comes. Times and memory are printed
     (tests/bench_hub_start.py measures them with the default limits, on an otherwise idle machine)."""
+    a, _ = students
+    a.start()
+    ka = a.kernel()
+    training = SETTINGS.idle_timeout + 3 * SETTINGS.cull_every + 5
+    result = {}
+    cell = threading.Thread(target=lambda: result.update(out=run(
+        ka, f"import time\ntime.sleep({training})\nprint('trained')", timeout=training + 120)))
+    cell.start()
     with ThreadPoolExecutor(max_workers=8) as pool:   # each a PAM login: seconds for 30 one by one
         tokens = dict(zip(CLASS, pool.map(lambda name: token_of(hub, name), CLASS)))
     memory = {}
@@ -387,3 +419,6 @@ def test_a_class_of_30_started_at_once_all_come_up_each_in_its_limits(hub):
     while any(limits.PersonGroups(name).pids() for name in CLASS):
         assert time.time() < deadline, "servers still running after they were stopped"
         time.sleep(1)
+    cell.join(timeout=training + 180)
+    assert result.get("out", "").strip() == "trained", f"A's {training} s cell did not finish: {result}"
+    assert (a.server() or {}).get("ready"), "A's server was stopped while its kernel ran a cell"

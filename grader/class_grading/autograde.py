@@ -203,7 +203,8 @@ def _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progre
     judge_timeout = _judge_timeout(course, extra_args)
     batches = heaviest_first(split_batches(todo, jobs, batch_max), course)
     files, references = {}, {}
-    for assignment in sorted({a for _, a in todo}):
+    assignments = sorted({a for _, a in todo})
+    for assignment in assignments:
         source = read_tree(course / SOURCE / assignment) if (course / SOURCE / assignment).is_dir() else {}
         # a task that holds the data rather than client.scatter: scattered data dies with the worker
         # that holds it, and everything that needs it with it; a task's result is computed again
@@ -215,11 +216,13 @@ def _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progre
         students = [s for s, a in todo if a == assignment]
         # With no more batches than workers, each batch's nbgrader runs the reference for its own
         # students (the judge does when it is given none): as many runs as reference tasks would be,
-        # and no worker waits for another's before it starts grading.
-        references[assignment] = {} if len([b for b in batches if b[1] == assignment]) <= jobs else {
+        # and no worker waits for another's before it starts grading. Otherwise reference tasks, first
+        # (priority), as many per assignment as its share of the threads: one run for all the students
+        # of an assignment graded with others, whose tasks keep the other threads busy meanwhile.
+        references[assignment] = {} if len(batches) <= jobs else {
             chunk: client.submit(tasks.reference_task, files[assignment], list(chunk), env, wall, judge_timeout,
                                  pure=False, priority=2, key=f"reference-{assignment}-{i}-{os.urandom(4).hex()}")
-            for i, chunk in enumerate(reference_chunks(students, jobs))}
+            for i, chunk in enumerate(reference_chunks(students, max(1, jobs // len(assignments))))}
 
     batch_of = {}   # task key -> (students, assignment)
 

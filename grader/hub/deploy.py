@@ -22,7 +22,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from grader.course import COURSE_ID, REPO_ROOT, SOURCE, chapters
-from grader.hub import limits, memory_note, unix_users
+from grader.hub import busy_activity, limits, memory_note, unix_users
 from grader.hub.layout import HubLayout
 from grader.hub.roster import read_roster
 from grader.lab_settings import install_overrides
@@ -199,6 +199,8 @@ def build_environment(layout: HubLayout) -> None:
     install_overrides(layout.env)   # the same JupyterLab defaults as make lab's
     # every kernel of this environment: a restart after the OOM killer is said in words (memory_note.py)
     _write(layout.env / "etc" / "ipython" / "startup" / "00-memory-note.py", memory_note.STARTUP_FILE)
+    # every server: a kernel running a cell counts as use for the idle culler (busy_activity.py)
+    _write(etc / "jupyter_server_config.d" / "course-busy-activity.json", json.dumps(busy_activity.CONFIG, indent=1))
     subprocess.run(["chmod", "-R", "a+rX", str(layout.env)], check=True)
 
 

@@ -10,6 +10,7 @@ grader/hub/limits.py) unless `cgroups` is False, and servers left idle are stopp
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from grader.hub import busy_activity
 from grader.hub.layout import HubLayout
 from grader.hub.limits import Settings
 
@@ -80,8 +81,10 @@ def configure(c, root: Path, url: str, proxy: str, people: list, instructors: li
     if settings.idle_timeout:
         # Idle servers stopped: the hub's culler looks every cull_every seconds and stops a server with no
         # activity for idle_timeout (files stay in the home; the next login starts a fresh server). Each
-        # server tells the hub when it was last used (a request, a kernel busy) as often as the culler looks.
+        # server tells the hub when it was last used (a request, a kernel message, a kernel running a cell for
+        # up to busy_limit: grader/hub/busy_activity.py) as often as the culler looks.
         c.Spawner.environment["JUPYTERHUB_ACTIVITY_INTERVAL"] = str(settings.cull_every)
+        c.Spawner.environment[busy_activity.ENV] = str(settings.busy_limit)
         c.JupyterHub.services.append({
             "name": "idle-culler",
             "command": [str(layout.python), "-m", "jupyterhub_idle_culler", f"--timeout={settings.idle_timeout}",

@@ -16,6 +16,7 @@ lines, each optional (`#` starts a comment):
     processes = 512      # processes and threads per person
     idle_timeout = 60m   # a server unused this long is stopped (files stay); 0: never
     cull_every = 5m      # how often the hub looks for idle servers
+    busy_limit = 8h      # a kernel running one cell counts as use for this long (grader/hub/busy_activity.py)
     grading_memory = 4G  # the feedback service's grading, all of it together
     grading_cpu_shares = 128   # its weight for the CPU against the class's 1024: people's servers first
 
@@ -58,6 +59,7 @@ class Settings:
     processes: int = 512
     idle_timeout: int = 3600     # seconds; 0: servers are never stopped for being idle
     cull_every: int = 300        # seconds
+    busy_limit: int = 8 * 3600   # seconds a cell that runs keeps its server from being culled
     grading_memory: int = 4 << 30     # bytes, the feedback service's grading (GradingGroups)
     grading_cpu_shares: int = 128     # against the class folder's 1024 (the cgroup default)
 
@@ -84,7 +86,7 @@ def parse_seconds(text: str) -> int:
 
 
 PARSERS = {"memory": parse_size, "cpus": float, "processes": int, "idle_timeout": parse_seconds,
-           "cull_every": parse_seconds, "grading_memory": parse_size, "grading_cpu_shares": int}
+           "cull_every": parse_seconds, "busy_limit": parse_seconds, "grading_memory": parse_size, "grading_cpu_shares": int}
 
 
 def settings_path(roster: Path) -> Path:
