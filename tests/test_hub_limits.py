@@ -31,7 +31,7 @@ INSTRUCTOR, A, B = f"{PREFIX}-teach", f"{PREFIX}-ada", f"{PREFIX}-bob"
 CLASS = [f"{PREFIX}-c{i:02d}" for i in range(30)]
 SETTINGS = limits.Settings(memory=512 << 20, cpus=0.5, processes=96, idle_timeout=25, cull_every=3)
 START_SECONDS = 120   # a JupyterLab start on a busy 2-core machine
-CLASS_START_SECONDS = 300   # 30 at once there
+CLASS_START_SECONDS = 400   # 30 at once there (the hub gives up on a start after SPAWN_SECONDS, 300)
 KEEP = "keep-me.txt"
 
 

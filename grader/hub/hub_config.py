@@ -14,7 +14,7 @@ from grader.hub import busy_activity
 from grader.hub.layout import HubLayout
 from grader.hub.limits import Settings
 
-SPAWN_SECONDS = 120   # a first JupyterLab start on a busy 2-core server takes tens of seconds
+SPAWN_SECONDS = 300   # a class logging in at once on a busy 2-core server: 30 starts took 35 s on an idle one
 
 
 def configure(c, root: Path, url: str, proxy: str, people: list, instructors: list = (),
