@@ -72,32 +72,29 @@ hub: setup $(PROXY)  ## JupyterHub for a class from ROSTER (hub/roster.txt): mak
 
 # COURSE_QUICK shortens training and COURSE_OFFLINE keeps off the network (FashionMNIST from disk), as in CI,
 # so that nbval compares against the outputs committed in solutions/. CUDA is hidden (CUDA_VISIBLE_DEVICES=):
-# the stored outputs are CPU outputs, so the suite passes on a GPU machine too; `make gpu-check` runs the GPU.
-# Two chains run beside the suite, on the CPU it leaves idle: the class-on-a-hub tests (HUB: mostly waiting
-# on a browser, a hub and 30 JupyterLabs starting), and nbval then the busy modules that need no fixture but
-# the released course (LATER). The suite runs its serial tests first, then its busy modules (tests/conftest.py
-# runs those last). The chains run at a lower priority so that they take the idle CPU rather than share the
-# suite's; their logs follow the suite's. A hang anywhere is stopped after TEST_TIMEOUT seconds (SIGINT: pytest
-# still prints where it was) rather than holding CI to its own limit; a quiet 2-core machine needs about 700.
-HUB_LOG := .hub-tests.log
+# the stored outputs are CPU outputs, so the suite passes on a GPU machine too; `make gpu-check` runs the GPU. The class-on-a-hub tests
+# (BESIDE: mostly waiting on a browser and a hub), then nbval, then the busy modules that need no
+# fixture but the released course (LATER) run beside the suite, on the CPU it leaves idle: its serial tests
+# first, then the gaps between its busy modules (tests/conftest.py runs those last). They run at a
+# lower priority so that they take that CPU rather than share the suite's; their log follows the suite's.
+# A hang anywhere is stopped after TEST_TIMEOUT seconds (SIGINT: pytest still prints where it was)
+# rather than holding CI to its own limit; a quiet 2-core machine needs about 700.
 BESIDE_LOG := .beside.log
-HUB := tests/test_hub.py tests/test_hub_limits.py tests/test_autofeedback.py
+BESIDE := tests/test_hub.py tests/test_hub_limits.py tests/test_autofeedback.py
 LATER := tests/test_run_all.py tests/test_no_answer_ships.py tests/test_regrade.py
 TEST_TIMEOUT ?= 3600
 STOP_HANG = timeout -k 60 -s INT $(TEST_TIMEOUT)
 test: setup $(PROXY)  ## run the whole suite: harness tests, end-to-end grading, nbval on solutions/
 	@export COURSE_QUICK=1 COURSE_OFFLINE=1 CUDA_VISIBLE_DEVICES=; \
-	nice -n 10 $(STOP_HANG) $(PY) -m pytest $(HUB) -p no:cacheprovider --durations=10 > $(HUB_LOG) 2>&1 & hub=$$!; \
-	{ nice -n 10 $(STOP_HANG) $(PY) -m pytest --nbval solutions --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 300 \
+	{ nice -n 10 $(STOP_HANG) $(PY) -m pytest $(BESIDE) -p no:cacheprovider --durations=10 && hub=0 || hub=$$?; \
+	  nice -n 10 $(STOP_HANG) $(PY) -m pytest --nbval solutions --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 300 \
 		-p no:cacheprovider && notebooks=0 || notebooks=$$?; \
 	  nice -n 10 $(STOP_HANG) $(PY) -m pytest $(LATER) -p no:cacheprovider --durations=5 && later=0 || later=$$?; \
-	  test $$notebooks = 0 && test $$later = 0; } > $(BESIDE_LOG) 2>&1 & beside=$$!; \
-	$(STOP_HANG) $(PY) -m pytest tests $(addprefix --ignore=,$(HUB) $(LATER)) --durations=40 && suite=0 || suite=$$?; \
-	wait $$hub && hubs=0 || hubs=$$?; \
+	  test $$notebooks = 0 && test $$hub = 0 && test $$later = 0; } > $(BESIDE_LOG) 2>&1 & beside=$$!; \
+	$(STOP_HANG) $(PY) -m pytest tests $(addprefix --ignore=,$(BESIDE) $(LATER)) --durations=40 && suite=0 || suite=$$?; \
 	wait $$beside && others=0 || others=$$?; \
-	echo "---- $(HUB) (ran beside the suite) ----"; cat $(HUB_LOG); \
-	echo "---- nbval on solutions/, then $(LATER) (ran beside the suite) ----"; cat $(BESIDE_LOG); \
-	test $$suite = 0 && test $$hubs = 0 && test $$others = 0
+	echo "---- $(BESIDE), nbval on solutions/, then $(LATER) (ran beside the suite) ----"; cat $(BESIDE_LOG); \
+	test $$suite = 0 && test $$others = 0
 
 doctor: setup  ## check Python, torch, nbgrader, jupyterlab, CPU threads, CUDA and MPS
 	$(PY) -m torchcourse.doctor

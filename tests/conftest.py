@@ -172,8 +172,8 @@ os.environ.setdefault("COURSE_QUICK", "1")
 os.environ.setdefault("COURSE_OFFLINE", "1")
 
 
-# `make test` runs the hub's tests, and nbval then test_run_all, test_no_answer_ships and test_regrade, beside this suite
-# (the Makefile's HUB and LATER). The modules that keep both cores busy on their own (graded classes,
+# `make test` runs the hub's tests, nbval, then test_run_all, test_no_answer_ships and test_regrade beside this suite
+# (the Makefile's BESIDE and LATER). The modules that keep both cores busy on their own (graded classes,
 # torchrun launches) run last, so that those beside get the core the serial tests before them leave idle.
 BUSY_MODULES = ("test_chapters", "test_reports", "test_cluster_grading", "test_hostile", "test_parallel_grading",
                 "test_ddp", "test_fsdp", "test_run_all", "test_no_answer_ships", "test_regrade")

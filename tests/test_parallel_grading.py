@@ -5,6 +5,7 @@ One class is handed in twice, to two copies of a course: one copy is graded by p
 """
 import contextlib
 import io
+import json
 import os
 import shutil
 
@@ -130,6 +131,13 @@ def test_judge_outcomes_same_as_serial_nbgrader(two_courses):
     assert answer["decided_in"] == "judge" and len(answer["failed"]) >= 1 and answer["checks"] >= len(answer["failed"])
     assert all(not e["failed"] for e in mine["ada"][assignment].values())
     assert all(e["failed"] for e in mine["bob"][assignment].values()), "the untouched release fails every exercise"
+    # each record names the hand-in it judged, with the timestamp the gradebook has (reports match the two)
+    records = {course: {p.relative_to(course).as_posix(): json.loads(p.read_text())
+                        for p in sorted((course / "judge_outcomes").rglob("*.json"))} for course in (serial, parallel)}
+    assert records[parallel] == records[serial]
+    with Gradebook(f"sqlite:///{parallel / 'gradebook.db'}") as gb:
+        handed_in = {s.student.id: s.timestamp.isoformat() for s in gb.find_assignment(assignment).submissions}
+    assert records[parallel] and all(r["submitted"] == handed_in[r["student"]] for r in records[parallel].values())
 
 
 def test_same_grades_csv_as_serial_nbgrader(two_courses):

@@ -122,7 +122,9 @@ class Judge(NbGraderPreprocessor):
                                   "failed": [{"check": name, "why": text} for name, text in failed],
                                   "visible_tests": cell.metadata["judge"]["visible_tests"],
                                   "flagged": flags.get(grade_id)}
-        write_outcome(course.root, info["assignment"], info["student"], info["notebook"], outcomes)
+        handed_in = course.format_path(course.submitted_directory, info["student"], info["assignment"])
+        write_outcome(course.root, info["assignment"], info["student"], info["notebook"], outcomes,
+                      course.get_existing_timestamp(handed_in))
         return nb, resources
 
     def _reference(self, course, info, solution: Path, hidden: dict) -> dict:

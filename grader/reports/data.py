@@ -86,7 +86,8 @@ def load(course: Path, assignment: str) -> ClassData:
                                                            submitted.extension, penalty, scores, flagged)
         duedate = found.duedate
     extensions = {s: due for (s, a), due in (read_extensions(course) or {}).items() if a == assignment}
-    return ClassData(assignment, duedate, exercises, submissions, read_outcomes(course, assignment),
+    handed_in = {s: sub.timestamp for s, sub in submissions.items()}
+    return ClassData(assignment, duedate, exercises, submissions, read_outcomes(course, assignment, handed_in),
                      read_attempts(course, assignment), extensions)
 
 
