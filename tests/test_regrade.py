@@ -81,24 +81,3 @@ def test_an_applied_regrade_writes_the_changes_and_new_feedback(graded_tiny):
     assert new_feedback != old_feedback and "Grader: passed all 1 hidden checks" in new_feedback
     assert regrade(course, assignment, jobs=2) == (0, []), "applied: a second regrade finds nothing to change"
 
-
-def test_a_report_leaves_out_what_the_judge_said_of_an_earlier_hand_in(tmp_path):
-    """Plain `nbgrader autograde` leaves the judge's record of a student's earlier hand-in in place
-    when their newer one cannot be graded at all (nbgrader has already put the new timestamp in the
-    gradebook); a report leaves that record out, rather than show mistakes of a notebook the student
-    replaced (grader/judge/outcomes.py)."""
-    from grader.reports.data import load
-    course = copy_course(tmp_path / "course")
-    assignment = add_tiny_assignment(course)
-    path = place_submission(course, "cy", assignment,
-                            with_answers(solution_copy(assignment, course), {"answer": "ANSWER = 41"}))
-    (path.parent / "timestamp.txt").write_text("2026-11-20 10:00:00.000000 UTC")
-    run_nbgrader("autograde", assignment, course=course)
-    assert load(course, assignment).outcomes["cy"][assignment]["answer_tests"]["failed"]
-    path.write_text("{ this is not a notebook")
-    (path.parent / "timestamp.txt").write_text("2026-11-21 10:00:00.000000 UTC")
-    run_nbgrader("autograde", assignment, "--force", course=course, check=False)
-    assert read_outcomes(course, assignment)["cy"], "the earlier record is still on disk"
-    data = load(course, assignment)
-    assert str(data.submissions["cy"].timestamp) == "2026-11-21 10:00:00"
-    assert "cy" not in data.outcomes, "the report shows the judge's record of the replaced hand-in"

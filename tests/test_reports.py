@@ -10,11 +10,14 @@ from pathlib import Path
 import pytest
 from nbgrader.api import Gradebook
 
+from grader.course import run_nbgrader
 from grader.judge.outcomes import read_outcomes
 from grader.reports.__main__ import write_reports
 from grader.reports.data import ClassData, Exercise, Submission
 from grader.reports.page import assignment_csv, assignment_page
 from grader.reports.stats import attempt_stats, discrimination, exercise_stats
+from hostile.tiny import add_tiny_assignment
+from submissions import copy_course, place_submission, solution_copy, with_answers
 
 
 CLASS_CHAPTERS = ("05_training_loop",)
@@ -120,3 +123,25 @@ def test_attempts_first_and_best_from_the_feedback_history():
 
 def _csv_text(text: str) -> dict:
     return {(r["section"], r["item"], r["measure"]): r["value"] for r in csv.DictReader(io.StringIO(text))}
+
+
+def test_a_report_leaves_out_what_the_judge_said_of_an_earlier_hand_in(tmp_path):
+    """Plain `nbgrader autograde` leaves the judge's record of a student's earlier hand-in in place
+    when their newer one cannot be graded at all (nbgrader has already put the new timestamp in the
+    gradebook); a report leaves that record out, rather than show mistakes of a notebook the student
+    replaced (grader/judge/outcomes.py)."""
+    from grader.reports.data import load
+    course = copy_course(tmp_path / "course")
+    assignment = add_tiny_assignment(course)
+    path = place_submission(course, "cy", assignment,
+                            with_answers(solution_copy(assignment, course), {"answer": "ANSWER = 41"}))
+    (path.parent / "timestamp.txt").write_text("2026-11-20 10:00:00.000000 UTC")
+    run_nbgrader("autograde", assignment, course=course)
+    assert load(course, assignment).outcomes["cy"][assignment]["answer_tests"]["failed"]
+    path.write_text("{ this is not a notebook")
+    (path.parent / "timestamp.txt").write_text("2026-11-21 10:00:00.000000 UTC")
+    run_nbgrader("autograde", assignment, "--force", course=course, check=False)
+    assert read_outcomes(course, assignment)["cy"], "the earlier record is still on disk"
+    data = load(course, assignment)
+    assert str(data.submissions["cy"].timestamp) == "2026-11-21 10:00:00"
+    assert "cy" not in data.outcomes, "the report shows the judge's record of the replaced hand-in"
