@@ -80,4 +80,3 @@ def test_an_applied_regrade_writes_the_changes_and_new_feedback(graded_tiny):
     new_feedback = (course / "feedback" / "cy" / assignment / f"{assignment}.html").read_text()
     assert new_feedback != old_feedback and "Grader: passed all 1 hidden checks" in new_feedback
     assert regrade(course, assignment, jobs=2) == (0, []), "applied: a second regrade finds nothing to change"
-

@@ -13,7 +13,7 @@ from nbgrader.api import Gradebook
 from grader.course import run_nbgrader
 from grader.judge.outcomes import read_outcomes
 from grader.reports.__main__ import write_reports
-from grader.reports.data import ClassData, Exercise, Submission
+from grader.reports.data import ClassData, Exercise, Submission, load
 from grader.reports.page import assignment_csv, assignment_page
 from grader.reports.stats import attempt_stats, discrimination, exercise_stats
 from hostile.tiny import add_tiny_assignment
@@ -130,7 +130,6 @@ def test_a_report_leaves_out_what_the_judge_said_of_an_earlier_hand_in(tmp_path)
     when their newer one cannot be graded at all (nbgrader has already put the new timestamp in the
     gradebook); a report leaves that record out, rather than show mistakes of a notebook the student
     replaced (grader/judge/outcomes.py)."""
-    from grader.reports.data import load
     course = copy_course(tmp_path / "course")
     assignment = add_tiny_assignment(course)
     path = place_submission(course, "cy", assignment,

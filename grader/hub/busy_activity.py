@@ -4,8 +4,8 @@ a student's training run (docs/GRADING.md, "A class on one server").
 The culler (jupyterhub-idle-culler) stops a server by the last activity the server reports to the hub.
 jupyter_server counts requests and kernel messages, but a cell that computes for an hour without
 printing sends no message, and a closed browser sends no request: the server looked idle and was
-stopped, training and all (tests/test_hub_limits.py saw it happen to a cell that ran for 30 s with a
-25 s timeout). This server extension, which `make hub` turns on for every server of the class,
+stopped, training and all (tests/test_hub_limits.py: a 39 s cell that prints nothing, a 25 s idle
+timeout, no browser; without this extension the server is stopped mid-cell). This server extension, which `make hub` turns on for every server of the class,
 looks at the kernels every few seconds and, while one is busy, says so through the server's
 `busy_kernels_last_activity` setting (jupyter_server counts every setting whose name ends in
 `_last_activity`). A cell that has run for longer than COURSE_BUSY_LIMIT seconds (the hub's
