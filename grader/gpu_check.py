@@ -10,7 +10,8 @@ full mode unless --quick, through `python -m grader.headless --keep-going` in a 
 where). Then every judged test cell's hidden checks run in that namespace, and, when the best
 device is not the CPU, the same chapter runs again with CUDA hidden: the exercises whose records
 differ between the two are listed, compared by the judge's own rules (grader/judge/compare.py).
-The CPU runs go beside the device runs, in quick mode unless --cpu-full (the table says which).
+The CPU runs go beside the device runs, in quick mode unless --cpu-full (the table says which), each
+lane on half of the CPUs (split_cpus).
 The DDP scripts run with torchrun on as many processes as there are GPUs (nccl), or on 2 CPU
 processes (gloo) without one.
 
@@ -72,21 +73,45 @@ def best_device_name() -> tuple:
     return "cpu", platform.processor() or platform.machine()
 
 
+def cpu_list(cpus: list) -> str:
+    """[0, 1, 2, 3] -> "0-3"; CPUs that are not consecutive are listed."""
+    if cpus == list(range(cpus[0], cpus[-1] + 1)):
+        return f"{cpus[0]}-{cpus[-1]}" if len(cpus) > 1 else str(cpus[0])
+    return ",".join(map(str, cpus))
+
+
 def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
-def run_chapter(notebook: Path, work: Path, quick: bool, hide_gpu: bool, timeout: float) -> ChapterRun:
-    """One chapter in a process of its own. With hide_gpu, on the CPU with half of its cores (the
-    device runs go on beside it)."""
+def split_cpus() -> tuple:
+    """(the device runs' CPUs, the CPU runs' CPUs): two halves of this process's CPUs, or (None, None)
+    where a process cannot be pinned (not Linux) or has one CPU. On the same 16 cores, the CPU runs
+    beside made a device run's own CPU work up to 160 times slower (a small matrix product, 50 us
+    alone, 8 ms: docs/measurements/2026-11-27-nvidia-h100-80gb-hbm3/README.md)."""
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    if len(cpus) < 2:
+        return None, None
+    half = len(cpus) // 2
+    return cpus[:len(cpus) - half], cpus[len(cpus) - half:]
+
+
+def run_chapter(notebook: Path, work: Path, quick: bool, hide_gpu: bool, timeout: float,
+                cpus: list = None) -> ChapterRun:
+    """One chapter in a process of its own, on `cpus` only when given. With hide_gpu, on the CPU
+    (the device runs go on beside it)."""
     chapter = notebook.stem
     records = work / ("cpu" if hide_gpu else "device")
     env = dict(os.environ, COURSE_QUICK="1" if quick else "0", COURSE_OFFLINE="1", PYTHONUNBUFFERED="1",
                MPLBACKEND="Agg", TQDM_DISABLE="1")   # tqdm bars would fill the log a line per update
     if hide_gpu:
         env.update(CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS=str(max(1, (os.cpu_count() or 2) // 2)))
+    if cpus:
+        env["OMP_NUM_THREADS"] = str(len(cpus))
     run = ChapterRun(chapter, "cpu" if hide_gpu else best_device_name()[0], "quick" if quick else "full")
     command = [sys.executable, "-m", "grader.headless", "--keep-going", "--records", str(records), str(notebook)]
+    if cpus:
+        command[3:3] = ["--cpus", ",".join(map(str, cpus))]
     start = time.perf_counter()
     with subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True, start_new_session=True) as proc:
@@ -202,6 +227,7 @@ def main(argv=None) -> int:
     today = datetime.date.today().isoformat()
     out = args.out or REPO_ROOT / "docs" / "measurements" / f"{today}-{slug(device_name if device != 'cpu' else 'cpu ' + device_name)}"
     compare_cpu = device != "cpu" or args.compare_cpu
+    device_cpus, cpu_cpus = split_cpus() if compare_cpu else (None, None)
     out.mkdir(parents=True, exist_ok=True)
     header = (f"# gpu-check, {today}: {device_name} ({device}), torch {torch.__version__}, "
               f"Python {platform.python_version()}\n\n"
@@ -209,6 +235,9 @@ def main(argv=None) -> int:
               + (f" (quick for {', '.join(args.quick_for)})" if args.quick_for and not args.quick else "") + ". "
               + ("" if not compare_cpu else
                  f"CPU runs (CUDA hidden) for the records: {'full' if args.cpu_full else 'quick'} mode. ")
+              + ("" if not device_cpus else
+                 f"Device runs on CPUs {cpu_list(device_cpus)}, CPU runs on CPUs {cpu_list(cpu_cpus)} "
+                 f"(OMP_NUM_THREADS each lane's count). ")
               + f"Timeout per chapter run: {args.timeout:.0f} s. Command: "
               f"`python3 -m grader.gpu_check {' '.join(argv if argv is not None else sys.argv[1:])}`")
     print(header, flush=True)
@@ -219,10 +248,11 @@ def main(argv=None) -> int:
         if compare_cpu:   # beside the device runs, which use the GPU more than the cores
             for chapter in names:
                 cpu_futures[chapter] = cpu_lane.submit(run_chapter, notebooks[chapter], work, not args.cpu_full,
-                                                       True, args.timeout)
+                                                       True, args.timeout, cpu_cpus)
         device_runs = []
         for chapter in names:
-            run = run_chapter(notebooks[chapter], work, args.quick or chapter in args.quick_for, False, args.timeout)
+            run = run_chapter(notebooks[chapter], work, args.quick or chapter in args.quick_for, False, args.timeout,
+                              device_cpus)
             device_runs.append(run)
             log.write(run.output)
             log.flush()

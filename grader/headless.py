@@ -18,6 +18,8 @@ same seed for a given chapter and exercise), and DIR/<notebook>.records.json get
 records; DIR/<notebook>.cells.jsonl gets one line per cell as it ends (index, ok, seconds, error),
 written as it goes so that a run killed by a timeout still says how far it came. grader.gpu_check
 compares the records of a run on a GPU with those of a run on the CPU.
+
+--cpus 0,1,2,3: the run and everything it starts stay on these CPUs (Linux only).
 """
 import argparse
 import json
@@ -143,7 +145,12 @@ def main(argv=None) -> int:
     parser.add_argument("notebooks", nargs="+", type=Path)
     parser.add_argument("--keep-going", action="store_true", help="a failing cell is reported and the run goes on")
     parser.add_argument("--records", type=Path, help="folder for the cells' log and the hidden checks' records")
+    parser.add_argument("--cpus", type=lambda text: {int(c) for c in text.split(",")},
+                        help="run on these CPUs only, e.g. 0,1,2,3 (Linux): grader.gpu_check keeps its CPU "
+                             "runs off the cores of its device runs")
     args = parser.parse_args(argv)
+    if args.cpus:
+        os.sched_setaffinity(0, args.cpus)   # before torch starts its threads; children inherit it
     sys.path.insert(0, os.getcwd())  # the course's packages, from the repository root
     failed = False
     for notebook in args.notebooks:

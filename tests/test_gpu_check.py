@@ -3,7 +3,9 @@ failing cell recorded and the run going on, the hidden checks' records compared 
 all of it without Jupyter, nbgrader or IPython (a lent GPU machine has torch only). CI has no GPU:
 the comparison is forced with --compare-cpu, and a check that reads CUDA_VISIBLE_DEVICES (hidden
 in the CPU run) stands in for a device-dependent record."""
+import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +23,8 @@ class _Absent:
         if name.split(".")[0] in {"IPython", "nbgrader", "nbformat", "nbclient", "jupyter_client", "ipykernel"}:
             raise ImportError(f"{name} is not installed on a bare GPU machine")
 sys.meta_path.insert(0, _Absent())
+# nor is the course pip-installed there: drop the editable install's finder (pip's __editable__ hook)
+sys.meta_path[:] = [f for f in sys.meta_path if "__editable__" not in getattr(f, "__module__", "")]
 '''
 
 
@@ -41,6 +45,9 @@ def test_the_blocker_blocks(tmp_path):
     done = subprocess.run([sys.executable, "-c", "import IPython"], env=bare_env(tmp_path), capture_output=True,
                           text=True)
     assert done.returncode != 0 and "bare GPU machine" in done.stderr
+    elsewhere = subprocess.run([sys.executable, "-c", "import torchcourse"], env=bare_env(tmp_path), cwd=tmp_path,
+                               capture_output=True, text=True)
+    assert "No module named 'torchcourse'" in elsewhere.stderr, elsewhere.stderr
 
 
 def test_a_failing_cell_is_recorded_the_run_goes_on_and_differing_records_are_listed(tmp_path):
@@ -59,6 +66,7 @@ def test_a_failing_cell_is_recorded_the_run_goes_on_and_differing_records_are_li
                 check("where it ran", os.environ.get("CUDA_VISIBLE_DEVICES", "all"))
             ### END HIDDEN TESTS""", points=1),
         code("print('the last cell ran')"),
+        code("print('on cpus', sorted(os.sched_getaffinity(0)), 'threads', torch.get_num_threads())"),
     ], solutions / "99_demo" / "99_demo.ipynb")
     out = tmp_path / "out"
     done = check("--solutions", solutions, "--quick-for", "99_demo", "--no-ddp", "--compare-cpu", "--out", out,
@@ -67,7 +75,7 @@ def test_a_failing_cell_is_recorded_the_run_goes_on_and_differing_records_are_li
     report = (out / "gpu-check.md").read_text()
     row = next(line for line in report.splitlines() if line.startswith("| 99_demo "))
     cells = [part.strip() for part in row.split("|")[1:-1]]
-    assert cells[1] == "4", row                                  # four cells ran through, one failed
+    assert cells[1] == "5", row                                  # five cells ran through, one failed
     assert cells[2] == "2 (RuntimeError: Expected all tensors to be on the same device)", row
     assert cells[4] == "cpu (quick)" and "(quick for 99_demo)" in report, row      # the mode it ran in
     # only the record that depends on the run
@@ -75,6 +83,12 @@ def test_a_failing_cell_is_recorded_the_run_goes_on_and_differing_records_are_li
     log = (out / "gpu-check-log.txt").read_text()
     assert "source: def twice(x):" in log and "the last cell ran" in log, log
     assert "not installed on a bare GPU machine" not in log, log
+    # the device run and the CPU run beside it on two halves of the CPUs, as many threads as CPUs each
+    lanes = re.findall(r"on cpus (\[[\d, ]+\]) threads (\d+)", log)
+    assert len(lanes) == 2, log
+    (device_cpus, device_threads), (cpu_cpus, cpu_threads) = [(set(json.loads(c)), int(t)) for c, t in lanes]
+    assert not device_cpus & cpu_cpus and device_cpus | cpu_cpus <= os.sched_getaffinity(0), lanes
+    assert (device_threads, cpu_threads) == (len(device_cpus), len(cpu_cpus)), lanes
 
 
 def test_a_chapter_runs_on_a_machine_without_jupyter(tmp_path):
@@ -108,7 +122,10 @@ def test_a_chapter_stopped_in_its_first_cell_is_reported_stopped(tmp_path):
 
 
 def test_the_ddp_scripts_run_on_two_cpu_processes(tmp_path, monkeypatch):
+    """Where the course is not installed too: a script's folder is not the repository (it failed so
+    on a lent H100, docs/measurements/2026-11-27-nvidia-h100-80gb-hbm3)."""
     monkeypatch.setattr(gpu_check, "DDP_RUNS", gpu_check.DDP_RUNS[:1])   # the toy script: seconds
+    monkeypatch.setenv("PYTHONPATH", bare_env(tmp_path)["PYTHONPATH"])
     with open(tmp_path / "log.txt", "w") as log:
         [(script, nproc, backend, seconds, ok)] = gpu_check.run_ddp(log, gpus=0, timeout=240)
     assert (script, nproc, backend, ok) == ("toy_ddp.py", 2, "gloo", True), (tmp_path / "log.txt").read_text()

@@ -162,6 +162,22 @@ def _stop(proc: subprocess.Popen):
     return proc.communicate()
 
 
+def child_environment(env=None, cpu_only: bool = False) -> dict:
+    """The environment launch() gives a DDP job: this one's, env added, one thread per process.
+
+    The repository goes first on PYTHONPATH: a script's own folder (ddp_scripts/) is what Python
+    puts on sys.path, so without it `import torchcourse` works only where the course is
+    pip-installed (make setup, environment.yml), not on a machine that has just torch (a lent GPU).
+    """
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1", **(env or {}))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SCRIPTS_DIR.parent), env.get("PYTHONPATH")) if p)
+    if platform.system() == "Windows":   # torchrun's store, too, needs libuv unless told not to
+        env.setdefault("USE_LIBUV", "0")
+    if cpu_only:
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    return env
+
+
 def launch(script, *args, nproc: int = 2, launcher: str = "torchrun", cpu_only: bool = False,
            timeout: float = 180, cwd=None, env=None) -> subprocess.CompletedProcess:
     """Run a DDP script in child processes and wait for it; raise with its output if it fails.
@@ -170,11 +186,7 @@ def launch(script, *args, nproc: int = 2, launcher: str = "torchrun", cpu_only: 
     cpu_only hides the GPUs (gloo on the CPU, results that match a CPU run exactly);
     env adds variables to the children's environment.
     """
-    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1", **(env or {}))
-    if platform.system() == "Windows":   # torchrun's store, too, needs libuv unless told not to
-        env.setdefault("USE_LIBUV", "0")
-    if cpu_only:
-        env["CUDA_VISIBLE_DEVICES"] = ""
+    env = child_environment(env, cpu_only)
     command = launch_command(script, *args, nproc=nproc, launcher=launcher)
     # A session of its own, so that a hung job can be stopped with all its worker processes.
     with subprocess.Popen(command, cwd=cwd or SCRIPTS_DIR.parent, env=env, text=True,
