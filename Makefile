@@ -75,7 +75,8 @@ hub: setup $(PROXY)  ## JupyterHub for a class from ROSTER (hub/roster.txt): mak
 # the stored outputs are CPU outputs, so the suite passes on a GPU machine too; `make gpu-check` runs the GPU. The class-on-a-hub tests
 # (BESIDE: mostly waiting on a browser and a hub), then nbval, then the busy modules that need no
 # fixture but the released course (LATER) run beside the suite, on the CPU it leaves idle: its serial tests
-# first, then the gaps between its busy modules (tests/conftest.py runs those last). They run at a
+# first, then the gaps between its busy modules (tests/conftest.py runs those last; COURSE_TEST_TIMELINE=FILE
+# logs when each test starts, from both chains, to see what ran while the CPU idled). They run at a
 # lower priority so that they take that CPU rather than share the suite's; their log follows the suite's.
 # A hang anywhere is stopped after TEST_TIMEOUT seconds (SIGINT: pytest still prints where it was)
 # rather than holding CI to its own limit; a quiet 2-core machine needs about 700.

@@ -181,3 +181,12 @@ BUSY_MODULES = ("test_chapters", "test_reports", "test_cluster_grading", "test_h
 
 def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: item.module.__name__ in BUSY_MODULES)   # stable: order kept within
+
+
+def pytest_runtest_logstart(nodeid, location):
+    """COURSE_TEST_TIMELINE=FILE: each test's start (epoch seconds, pid, id) appended to FILE, from both of
+    make test's chains, to see what ran while the CPU idled (balancing BESIDE, LATER and BUSY_MODULES)."""
+    timeline = os.environ.get("COURSE_TEST_TIMELINE")
+    if timeline:
+        with open(timeline, "a") as f:
+            f.write(f"{time.time():.1f}\t{os.getpid()}\t{nodeid}\n")
