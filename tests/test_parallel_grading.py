@@ -221,6 +221,56 @@ def test_the_likely_longest_batches_start_first(tmp_path):
                                                  (["a", "b", "c"], "small"), (["g"], "small")]
 
 
+def test_each_assignment_graded_with_others_runs_its_reference_once_before_its_batches(tmp_path, monkeypatch,
+                                                                                     in_process_cluster):
+    """More batches than threads: one reference task per assignment (the thread's share), for all its
+    students, run first; each batch is handed the one that covers its students. No more batches than
+    threads: no reference task (each batch's nbgrader runs its own). docs/GRADING.md, "The reference,
+    once per worker thread"."""
+    import grader.class_grading.autograde as ag
+    import grader.class_grading.batch as tasks
+    course = tmp_path / "course"
+    classes = {"A": [f"a{i}" for i in range(7)], "B": ["b0", "b1", "b2"]}
+    for assignment, students in classes.items():
+        for s in students:
+            (course / "submitted" / s / assignment).mkdir(parents=True)
+            (course / "submitted" / s / assignment / f"{assignment}.ipynb").write_text("{}")
+    (course / "gradebook.db").write_text("")
+    (course / "nbgrader_config.py").write_text("")
+    log = tmp_path / "calls.jsonl"   # a file: Dask pickles the functions, closures and all
+
+    def fake_reference(files, students, *rest):
+        with open(log, "a") as f:
+            f.write(json.dumps(["reference", files.assignment, sorted(students)]) + "\n")
+        return {"seconds": 0.0, "notebooks": {}, "students": sorted(students)}
+
+    def fake_grade(batch, files, references):
+        with open(log, "a") as f:
+            f.write(json.dumps(["batch", batch.assignment, sorted(batch.students),
+                                [r["students"] for r in references]]) + "\n")
+        return tasks.BatchOutcome(list(batch.students), batch.assignment, 0)
+
+    monkeypatch.setattr(tasks, "reference_task", fake_reference)
+    monkeypatch.setattr(tasks, "batch_task", fake_grade)
+    monkeypatch.setattr(ag, "collect", lambda outcome, course_: None)
+    assert ag.autograde_all(jobs=1, course=course, wall=False, progress=False, client=in_process_cluster,
+                            batch_max=4) == 0
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    references = [c for c in calls if c[0] == "reference"]
+    assert sorted(references) == [["reference", a, sorted(s)] for a, s in sorted(classes.items())], calls
+    assert all(c[0] == "reference" for c in calls[:2]), f"the references first: {calls}"
+    batches = [c for c in calls if c[0] == "batch"]
+    assert sorted(s for _, _, students, _ in batches for s in students) == sorted(sum(classes.values(), []))
+    for _, assignment, students, given in batches:
+        assert given == [sorted(classes[assignment])], (students, given)
+
+    log.unlink()
+    assert ag.autograde_all(jobs=1, course=course, wall=False, progress=False, client=in_process_cluster,
+                            only={(s, "B") for s in classes["B"]}) == 0
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    assert calls == [["batch", "B", classes["B"], []]], "one batch for one thread: no reference task"
+
+
 def test_a_batch_that_runs_out_of_time_is_regraded_one_by_one(tmp_path, monkeypatch, in_process_cluster):
     """One endless notebook must not cost its batch-mates their grades: the batch is graded
     again student by student, and only the endless one is reported as failed. (The worker is a
