@@ -104,14 +104,15 @@ def run_chapter(notebook: Path, work: Path, quick: bool, hide_gpu: bool, timeout
     records = work / ("cpu" if hide_gpu else "device")
     env = dict(os.environ, COURSE_QUICK="1" if quick else "0", COURSE_OFFLINE="1", PYTHONUNBUFFERED="1",
                MPLBACKEND="Agg", TQDM_DISABLE="1")   # tqdm bars would fill the log a line per update
-    if hide_gpu:
-        env.update(CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS=str(max(1, (os.cpu_count() or 2) // 2)))
-    if cpus:
-        env["OMP_NUM_THREADS"] = str(len(cpus))
-    run = ChapterRun(chapter, "cpu" if hide_gpu else best_device_name()[0], "quick" if quick else "full")
     command = [sys.executable, "-m", "grader.headless", "--keep-going", "--records", str(records), str(notebook)]
-    if cpus:
+    if hide_gpu:
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    if cpus:            # a lane of its own (split_cpus): as many threads as it has CPUs
+        env["OMP_NUM_THREADS"] = str(len(cpus))
         command[3:3] = ["--cpus", ",".join(map(str, cpus))]
+    elif hide_gpu:      # sharing the cores with the device runs: half of them
+        env["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 2) // 2))
+    run = ChapterRun(chapter, "cpu" if hide_gpu else best_device_name()[0], "quick" if quick else "full")
     start = time.perf_counter()
     with subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True, start_new_session=True) as proc:
