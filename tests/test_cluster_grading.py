@@ -181,3 +181,38 @@ def test_a_worker_without_the_wall_refuses_and_nothing_is_written(
     assert "NOT GRADED reference/01_tensors: WallMissing" in said and "install bubblewrap" in said.lower(), said
     assert (course / "gradebook.db").read_bytes() == before
     assert not (course / "autograded").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make another user's /tmp/dask-scratch-space")
+def test_the_local_cluster_serves_nothing_and_keeps_its_scratch_private(tmp_path):
+    """The feedback service and `make autograde` grade on this LocalCluster as root. Dask on its own
+    serves its pages (workers, logs, identity) on every interface, the scheduler on the fixed port 8787
+    even without a dashboard, and puts its scratch in /tmp/dask-scratch-space whoever made it: here a
+    student's, made first. Each HTTP server must listen on 127.0.0.1 only and answer no route, and the
+    worker's scratch must be in a folder of root's that nobody else can enter."""
+    import pwd
+    import urllib.error
+    import urllib.request
+    planted = Path("/tmp/dask-scratch-space")
+    made = not planted.exists()
+    if made:
+        planted.mkdir()
+        os.chown(planted, pwd.getpwnam("nobody").pw_uid, -1)
+    try:
+        with cluster.private_cluster(1) as local:
+            listening = [c for c in psutil.Process().net_connections("inet") if c.status == psutil.CONN_LISTEN]
+            assert listening, "the check below looks at this process's listening sockets"
+            assert {c.laddr.ip for c in listening} == {"127.0.0.1"}, listening
+            for port in {c.laddr.port for c in listening}:
+                for route in ("/", "/status", "/health", "/metrics", "/info/main/workers.html", "/json/identity.json"):
+                    with pytest.raises(urllib.error.HTTPError) as answer:
+                        urllib.request.urlopen(f"http://127.0.0.1:{port}{route}", timeout=10)
+                    assert answer.value.code == 404, (port, route)
+            (worker,) = local.workers.values()
+            scratch = Path(worker.local_directory)
+            assert planted not in scratch.parents
+            private = scratch.parent.parent
+            assert private.stat().st_uid == 0 and private.stat().st_mode & 0o077 == 0, oct(private.stat().st_mode)
+    finally:
+        if made:
+            shutil.rmtree(planted)

@@ -20,7 +20,7 @@ def grading_client(jobs: int, scheduler: str | None = None, connect_seconds: flo
                    wall: bool = True):
     """A distributed.Client on `scheduler`, or on a LocalCluster of `jobs` threads in this
     process (`wall`: whether its kernels will be walled, warm ones then)."""
-    from distributed import Client, LocalCluster
+    from distributed import Client
     connect_seconds = connect_seconds or CONNECT_SECONDS
     if scheduler:
         try:
@@ -35,12 +35,29 @@ def grading_client(jobs: int, scheduler: str | None = None, connect_seconds: flo
     # One worker with `jobs` threads, in this process: each thread grades one batch at a time in an
     # nbgrader process of its own, forked from this process's warm nbgrader, its kernels forked from
     # this process's zygote; a worker process would only add its own start and stop (measured in
-    # docs/GRADING.md, "Where"). No memory limit (kernels have theirs, behind the wall), no dashboard.
-    with warm_servers(wall), \
-            LocalCluster(n_workers=1, threads_per_worker=jobs, processes=False, dashboard_address=":0",
-                         memory_limit=0, silence_logs=logging.ERROR) as cluster, \
-            Client(cluster, set_as_default=False) as client:
+    # docs/GRADING.md, "Where"). No memory limit (kernels have theirs, behind the wall).
+    with warm_servers(wall), private_cluster(jobs) as cluster, Client(cluster, set_as_default=False) as client:
         yield client
+
+
+@contextmanager
+def private_cluster(jobs: int):
+    """A LocalCluster in this process that nobody else on the machine can reach or write to. Dask
+    serves HTTP even without a dashboard (the scheduler on 0.0.0.0:8787, a fixed port that anyone
+    could take first, the worker on another port of every interface): here both listen on 127.0.0.1
+    and serve no route at all (tests/test_cluster_grading.py). Its scratch is in a folder made now,
+    mode 700: Dask adopts an existing /tmp/dask-scratch-space whoever owns it (docs/GRADING.md,
+    "The exchange")."""
+    import dask
+    from distributed import LocalCluster
+    loopback = "127.0.0.1:0"
+    with tempfile.TemporaryDirectory(prefix="grading-cluster-") as scratch, \
+            dask.config.set({"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []}), \
+            LocalCluster(n_workers=1, threads_per_worker=jobs, processes=False, memory_limit=0,
+                         dashboard_address=loopback, scheduler_kwargs={"dashboard": False},
+                         worker_dashboard_address=loopback, local_directory=scratch,
+                         silence_logs=logging.ERROR) as cluster:
+        yield cluster
 
 
 @contextmanager
