@@ -32,6 +32,11 @@ c.IgnorePattern.pattern = r"\w*Warning: |warnings\.warn\("
 c.OverwriteCells.add_missing_cells = True
 
 
+# Every Collect (`nbgrader collect`, the formgrader's button) goes through the course's gate: only a
+# student's own hand-ins, never a link, a date from the future or a classmate's name; what it refuses is
+# moved to the exchange's quarantine/ (grader/gated_collect.py, docs/GRADING.md "The exchange").
+c.ExchangeFactory.collect = "grader.gated_collect.GatedCollect"
+
 # Every grading path (make autograde, plain `nbgrader autograde`, the formgrader's button) runs
 # this pipeline: student code behind the wall, grades decided outside it (grader/pipeline.py).
 from grader import pipeline  # noqa: E402

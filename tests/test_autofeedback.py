@@ -204,8 +204,8 @@ def test_the_running_service_grades_a_resubmission_while_a_notebook_loops(first_
         carol = ExchangeStudent(course, "carol", tmp_path / "carol")
         carol.submit(ASSIGNMENT, {NOTEBOOK: with_answers(release_copy(ASSIGNMENT, course),
                                                          {FIRST: "import time\nwhile True:\n    time.sleep(1)"})})
-        # taken (its copy made to be collected): a pass of its own, which alice's hand-in cannot join
-        wait_for(lambda: any(course.glob(f"{autofeedback.STATE}/collect-*/*/inbound/carol+*")), service)
+        # taken (the gate's copy in submitted/): a pass of its own, which alice's hand-in cannot join
+        wait_for(lambda: (course / "submitted" / "carol" / ASSIGNMENT / NOTEBOOK).exists(), service)
         alice = first_pass["alice"]
         timestamp = alice.submit(ASSIGNMENT, {NOTEBOOK: answered(course, FIRST, SECOND)})
         # before Execute.timeout (120 s) ends carol's loop
@@ -230,14 +230,14 @@ def test_the_running_service_grades_a_resubmission_while_a_notebook_loops(first_
 
 def test_only_the_newest_unhandled_hand_in_of_each_student_counts():
     names = ["alice+00_setup+2026-01-01 10:00:00.000000 UTC+abc", "alice+00_setup+2026-01-01 11:00:00.000000 UTC+def",
-             "bob+00_setup+2026-01-01 09:00:00.000000 UTC+ghi", "alice+01_tensors+2026-01-01 08:00:00.000000 UTC+jkl",
-             "notes.txt", "carol+00_setup+not a time+x"]
-    new, junk = inbound.newest_unhandled(names, handled={names[2]})
+             "bob+00_setup+2026-01-01 09:00:00.000000 UTC+ghi", "alice+01_tensors+2026-01-01 08:00:00.000000 UTC+jkl"]
+    entries = [inbound.Entry.parse(name) for name in names]
+    new = inbound.newest_unhandled(entries, handled={names[2]})
     assert [e.name for e in new] == [names[1], names[3]]
     assert (new[0].student, new[0].assignment) == ("alice", "00_setup")
     assert new[0].timestamp == "2026-01-01 11:00:00.000000 UTC"
-    assert junk == ["notes.txt", "carol+00_setup+not a time+x"]
-    assert inbound.newest_unhandled(names, handled=set(names))[0] == []
+    assert inbound.newest_unhandled(entries, handled=set(names)) == []
+    assert inbound.newest_unhandled(entries, handled={names[1]}) == [entries[3]], "a handled newest hides older ones"
 
 
 @pytest.mark.parametrize("make", ["file_link", "folder_link", "fifo", "hard_link"])
@@ -269,7 +269,8 @@ def test_a_plain_hand_in_is_copied_whole(tmp_path):
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give a folder to another user")
 def test_a_hand_in_in_another_students_name_is_refused(tmp_path):
-    """nobody's folder may claim to be nobody's, root's may claim anything, daemon's may not claim nobody's."""
+    """nobody's folder may claim to be nobody's, root's may claim anything, daemon's may not claim nobody's,
+    nor a name that is no Unix user (a ghost student: only the collecting user's own folders may)."""
     import pwd
     folder = tmp_path / "hand-in"
     folder.mkdir()
@@ -279,7 +280,10 @@ def test_a_hand_in_in_another_students_name_is_refused(tmp_path):
     os.chown(folder, pwd.getpwnam("daemon").pw_uid, -1)
     with pytest.raises(inbound.Refused, match="daemon"):
         inbound.check_owner(folder, "nobody")
-    inbound.check_owner(folder, "no-such-unix-user")   # nothing to compare with
+    with pytest.raises(inbound.Refused, match="daemon, not to root, who collects"):
+        inbound.check_owner(folder, "no-such-unix-user")
+    os.chown(folder, 0, -1)
+    inbound.check_owner(folder, "no-such-unix-user")
 
 
 def test_a_not_graded_page_escapes_what_the_student_named(tmp_path):

@@ -3,9 +3,10 @@
     python -m grader.hub.autofeedback --course DIR [--interval SECONDS] [--log FILE] [--once]
 
 It watches the inbound folder of nbgrader's exchange (Exchange.root and the course id as the course's
-nbgrader configuration sets them) and takes each student's newest hand-in of an assignment that it
-has not handled yet: it collects it (`nbgrader collect --update`), grades it behind the wall with the
-course's pipeline and judge (autograde_all), writes its feedback without hidden tests (`nbgrader
+nbgrader configuration sets them) and takes each student's newest valid hand-in of an assignment that
+it has not handled yet (the course's gate, grader/inbound.py: what it refuses goes to the quarantine):
+it copies it into submitted/ as the gate does, grades it behind the wall with the course's pipeline and
+judge (autograde_all), writes its feedback without hidden tests (`nbgrader
 generate_feedback`) and releases it (`nbgrader release_feedback`), so that the student's "Fetch
 Feedback" gets it. A hand-in that cannot be graded gets a page that says why, released the same way.
 One line per hand-in goes to the log (default <course>/autofeedback.log); what was handled is kept
@@ -35,15 +36,16 @@ from pathlib import Path
 
 from grader.course import nbgrader_api, run_nbgrader, tool_env
 from grader.feedback import write_not_graded_pages
-from grader.inbound import SAFE_ID, Entry, Refused, check_owner, newest_unhandled, snapshot
+from grader.inbound import Entry, Gate, Refused, newest_unhandled
 from grader.judge.outcomes import outcome_folder
 
-STATE = ".autofeedback"      # in the course directory: what was handled, the collects' private exchanges
+STATE = ".autofeedback"      # in the course directory: what was handled, the copies being taken in
 HANDLED = "handled.json"
 ATTEMPTS = "attempts.jsonl"  # one JSON line per hand-in handled: what reports read (grader/reports/)
 LOG = "autofeedback.log"
-NBGRADER_SECONDS = 600       # collect, generate_feedback, release_feedback: each far below this
+NBGRADER_SECONDS = 600       # generate_feedback, release_feedback: each far below this
 RETRY_SECONDS = 30           # after a failed pass, before a fresh cluster takes its hand-ins again
+SETTLE_WAIT = 10             # --once: seconds to wait at most for hand-ins still being written
 RELEASERS = 2                # threads of a pass that write and release feedback while its grading goes on
 
 # Why a notebook that is readable and rightly named was not graded, from what autograde_all says of it.
@@ -59,6 +61,7 @@ FAILED = ("grading stopped before the end, most often because the kernel running
 class Exchange:
     root: Path
     course_id: str
+    enrolled_only: bool = False   # the gate's roster rule (grader/gated_collect.py, CourseGate)
 
     @property
     def inbound(self) -> Path:
@@ -69,13 +72,25 @@ class Exchange:
 _EXCHANGE = """
 import json
 from nbgrader.exchange.default.exchange import Exchange
-print(json.dumps([Exchange(coursedir=api.coursedir, parent=app).root, api.coursedir.course_id]))
+from grader.gated_collect import CourseGate
+print(json.dumps([Exchange(coursedir=api.coursedir, parent=app).root, api.coursedir.course_id,
+                  CourseGate(parent=app).enrolled_only]))
 """
 
 
 def exchange_of(course: Path) -> Exchange:
-    root, course_id = json.loads(nbgrader_api(_EXCHANGE, course=course).stdout.strip().splitlines()[-1])
-    return Exchange(Path(root), course_id)
+    root, course_id, enrolled_only = json.loads(nbgrader_api(_EXCHANGE, course=course).stdout.strip().splitlines()[-1])
+    return Exchange(Path(root), course_id, enrolled_only)
+
+
+def course_gate(course: Path, exchange: Exchange) -> Gate:
+    """The gate (grader/inbound.py) for the course's inbound/: the gradebook's assignments and, with
+    `enrolled_only`, its students."""
+    from nbgrader.api import Gradebook
+    with warnings.catch_warnings(), Gradebook(f"sqlite:///{Path(course) / 'gradebook.db'}") as gb:
+        warnings.simplefilter("ignore")
+        students = [s.id for s in gb.students] if exchange.enrolled_only else None
+        return Gate(exchange.inbound, students, [a.name for a in gb.assignments])
 
 
 def state_dir(course: Path) -> Path:
@@ -95,10 +110,27 @@ class Book:
         path = self.course / STATE / HANDLED
         self.handled = set(json.loads(path.read_text())) if path.exists() else set()
 
-    def new(self, names) -> tuple:
-        """([Entry], [junk name]) not handled yet (grader/inbound.py, newest_unhandled)."""
+    def new(self, gate: Gate, wait: float = 0) -> list:
+        """The newest valid hand-in of each student and assignment in inbound/, unless handled; what the
+        gate refuses is set aside (moved to the quarantine) and logged once. `wait`: seconds to wait at
+        most for hand-ins still being written (grader/inbound.py, Gate.sort)."""
+        valid, refused = gate.sort(os.listdir(gate.inbound), wait)
+        for name, why in refused:
+            if name not in self.handled:
+                self.refuse(name, why, gate.set_aside(name, why))
         with self.lock:
-            return newest_unhandled(names, self.handled)
+            return newest_unhandled(valid, self.handled)
+
+    def refuse(self, name: str, why: str, done: str) -> None:
+        """One line in the log for an entry the gate refused; none in the attempts history, which is the
+        students' (a forgery in a classmate's name is not that classmate's attempt)."""
+        entry = Entry.parse(name) or Entry(name, "?", "?", "?", None)
+        now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        fields = (now, entry.student, entry.assignment, entry.timestamp, f"refused: {why}; {done}", "0.0 s")
+        with self.lock:
+            with open(self.log, "a") as out:
+                out.write("\t".join(_printable(f) for f in fields) + "\n")
+            self._handled(name)
 
     def done(self, entry: Entry, result: str, noticed: float, points: tuple | None = None) -> None:
         """One line in the log: when, student, assignment, the hand-in's timestamp, score or error,
@@ -114,10 +146,13 @@ class Book:
                 out.write("\t".join(_printable(f) for f in fields) + "\n")
             with open(state_dir(self.course) / ATTEMPTS, "a") as out:
                 out.write(json.dumps(attempt) + "\n")
-            self.handled.add(entry.name)
-            tmp = state_dir(self.course) / f"{HANDLED}.tmp"
-            tmp.write_text(json.dumps(sorted(self.handled), indent=0))
-            os.replace(tmp, tmp.with_name(HANDLED))   # atomic: a service stopped mid-write keeps the old list
+            self._handled(entry.name)
+
+    def _handled(self, name: str) -> None:
+        self.handled.add(name)
+        tmp = state_dir(self.course) / f"{HANDLED}.tmp"
+        tmp.write_text(json.dumps(sorted(self.handled), indent=0))
+        os.replace(tmp, tmp.with_name(HANDLED))   # atomic: a service stopped mid-write keeps the old list
 
 
 def _printable(text: str) -> str:
@@ -128,7 +163,7 @@ def _printable(text: str) -> str:
 # ---- nbgrader's commands ----------------------------------------------------------------------------
 
 class Nbgrader:
-    """The service's nbgrader commands (collect, generate_feedback, release_feedback) in the course.
+    """The service's nbgrader commands (generate_feedback, release_feedback) in the course.
     With `warm` (a WarmNbgrader, grader/class_grading/warm_nbgrader.py, which imported nbgrader once),
     each is forked from it: measured on 2 cores (load average 1.9), a release_feedback with nothing to
     release took 0.05 s so, 0.83 s as a fresh process (median of 5 each); a hand-in costs three such
@@ -159,35 +194,21 @@ def _failed(command: str, code: int, output: str) -> str | None:
 
 # ---- one hand-in ----------------------------------------------------------------------------------
 
-def take(course: Path, exchange: Exchange, entry: Entry, staging: Path) -> Path:
-    """A safe copy of the hand-in (grader/inbound.py, snapshot) in `staging`, a private exchange that
-    nbgrader collects from; returns the copy."""
-    folder = exchange.inbound / entry.name
-    check_owner(folder, entry.student)
-    copy = staging / exchange.course_id / "inbound" / entry.name
-    snapshot(folder, copy)
+def take(course: Path, gate: Gate, entry: Entry, staging: Path) -> Path:
+    """The hand-in, copied by the gate (grader/inbound.py) into `staging` and then moved to
+    submitted/<student>/<assignment>/, as `nbgrader collect --update` would place it; returns that
+    folder. Refused: nothing changes."""
+    copy = staging / entry.name
+    gate.take(entry, copy)
     # the last hand-in's graded notebook, outcomes and feedback go: its feedback is out, and a stale copy
     # would be taken for this one's if this one cannot be graded
-    for done in ("autograded", "feedback"):
+    for done in ("submitted", "autograded", "feedback"):
         shutil.rmtree(Path(course) / done / entry.student / entry.assignment, ignore_errors=True)
     shutil.rmtree(outcome_folder(course, entry.assignment, entry.student), ignore_errors=True)
-    return copy
-
-
-def collect(course: Path, staging: Path, assignment: str, students: list, nbgrader: Nbgrader | None = None) -> dict:
-    """`nbgrader collect --update` of these students' copies in `staging` into submitted/; returns
-    {student: why} for those it failed for. One command for all of them, one per student only if
-    that fails, to find whose."""
-    nbgrader = nbgrader or Nbgrader(course)
-
-    def collect_of(*student) -> str | None:
-        return _failed("collect", *nbgrader("collect", "--update", assignment, *student, f"--Exchange.root={staging}",
-                                            "--ExchangeCollect.check_owner=False"))   # take() checked the owner
-
-    if len(students) > 1 and collect_of() is None:
-        return {}
-    failed = {student: collect_of("--student", student) for student in students}
-    return {student: why for student, why in failed.items() if why}
+    handed_in = Path(course) / "submitted" / entry.student / entry.assignment
+    handed_in.parent.mkdir(parents=True, exist_ok=True)
+    os.rename(copy, handed_in)   # one file system: the course's
+    return handed_in
 
 
 def release(course: Path, entry: Entry, handed_in: Path, expected: list, problem: str,
@@ -253,13 +274,13 @@ class Pass:
     graded and merged. `abandoned` set: the service is stopping or starting over, and a hand-in whose
     feedback is not out yet is left for the next start, not marked handled."""
 
-    def __init__(self, book: Book, exchange: Exchange, entries: list, client=None, abandoned=None,
+    def __init__(self, book: Book, gate: Gate, entries: list, client=None, abandoned=None,
                  nbgrader: Nbgrader | None = None):
-        self.book, self.exchange, self.entries, self.client = book, exchange, entries, client
+        self.book, self.gate, self.entries, self.client = book, gate, entries, client
         self.abandoned = abandoned or threading.Event()
         self.nbgrader = nbgrader or Nbgrader(book.course)
         self.noticed = time.monotonic()
-        self.taken = {}       # {(student, assignment): (Entry, the copy collected)}: not graded yet
+        self.taken = {}       # {(student, assignment): (Entry, its folder in submitted/)}: not graded yet
         self.expected = {}
         self.failed = False
         self.preparing = True   # until its hand-ins are on their way to the cluster
@@ -273,15 +294,11 @@ class Pass:
         try:
             for entry in self.entries:
                 try:
-                    if not (SAFE_ID.match(entry.student) and entry.assignment in self.expected):
-                        raise Refused("not a student and an assignment of this course")
-                    self.taken[entry.key] = (entry, take(course, self.exchange, entry, staging))
-                except (Refused, OSError) as err:
-                    self.book.done(entry, f"refused: {err}", self.noticed)
-            for assignment in sorted({a for _, a in self.taken}):
-                students = [s for s, a in self.taken if a == assignment]
-                for student, why in collect(course, staging, assignment, students, self.nbgrader).items():
-                    self.book.done(self.taken.pop((student, assignment))[0], f"refused: {why}", self.noticed)
+                    self.taken[entry.key] = (entry, take(course, self.gate, entry, staging))
+                except Refused as why:   # the next look takes the newest valid one before it
+                    self.book.refuse(entry.name, str(why), self.gate.set_aside(entry.name, str(why)))
+                except OSError as err:   # ours (a full disk): left in inbound/, taken again at a later look
+                    print(f"autofeedback: could not take {entry.name!r} ({err}); it stays in inbound/", flush=True)
             if self.taken:
                 # Graded by the course's coordinator, on a cluster that the service keeps. Measured on 2 idle
                 # cores, one 00_setup notebook: `nbgrader autograde A --student S` takes 9.7 s each time
@@ -353,16 +370,12 @@ def grade_pending(course: Path, exchange: Exchange | None = None, log: Path | No
     course = Path(course).resolve()
     exchange = exchange or exchange_of(course)
     book = Book(course, log)
-    entries, junk = book.new(os.listdir(exchange.inbound))
-    _ignore(book, junk)
+    assignment_notebooks(course)   # no gradebook: say so before anything is refused for it
+    gate = course_gate(course, exchange)
+    entries = book.new(gate, wait=SETTLE_WAIT)
     if entries:
-        Pass(book, exchange, entries, client).run()
-    return len(entries) + len(junk)
-
-
-def _ignore(book: Book, junk: list) -> None:
-    for name in junk:
-        book.done(Entry(name, "?", "?", "?", None), f"ignored: {name!r} is not a submission's name", time.monotonic())
+        Pass(book, gate, entries, client).run()
+    return len(entries)
 
 
 # ---- the service -------------------------------------------------------------------------------
@@ -410,11 +423,16 @@ class Service:
     has no more than that: the cluster always has the next hand-ins queued, and a pass's fixed costs
     (a collect, the judge's reference run for its batches) are paid once for many hand-ins, not per
     hand-in. A pass that fails as a whole (the cluster broke) leaves its hand-ins unhandled; the
-    service then starts a fresh cluster and takes them again."""
+    service then starts a fresh cluster and takes them again.
+
+    Fair shares: a student with a hand-in on its way has no other taken until it is out, and a pass
+    takes one hand-in per student (the earliest), so that a student who hands in over and over, or
+    many assignments at once, delays a classmate's feedback by one grading at most."""
 
     def __init__(self, course: Path, exchange: Exchange, log: Path | None = None, interval: float = 2.0):
         self.course, self.exchange, self.interval = Path(course), exchange, interval
         self.book = Book(course, log)
+        self._gate, self._gradebook_changed = None, None
         for stale in Path(course).glob(f"{STATE}/collect-*"):   # left by a service that was killed
             shutil.rmtree(stale, ignore_errors=True)
 
@@ -445,12 +463,21 @@ class Service:
 
     def _poll(self, client, passes: list, abandoned: threading.Event, nbgrader: Nbgrader | None = None,
               threads: int = 1) -> None:
-        entries, junk = self.book.new(os.listdir(self.exchange.inbound))
-        _ignore(self.book, junk)
-        busy = set().union(*(p.busy() for p in passes))
-        entries = [e for e in entries if e.key not in busy]   # a resubmission waits for the one before
-        if entries and sum(p.ungraded() for p in passes) <= threads:   # else they wait to go together
-            passes.append(Pass(self.book, self.exchange, entries, client, abandoned, nbgrader).start())
+        gate = self.gate()
+        busy = {student for p in passes for student, _ in p.busy()}
+        first = {}
+        for entry in sorted(self.book.new(gate), key=lambda e: e.when):
+            if entry.student not in busy:   # a student's next hand-in waits for the one before
+                first.setdefault(entry.student, entry)
+        if first and sum(p.ungraded() for p in passes) <= threads:   # else they wait to go together
+            passes.append(Pass(self.book, gate, list(first.values()), client, abandoned, nbgrader).start())
+
+    def gate(self) -> Gate:
+        """The course's gate, made again when the gradebook changed (an assignment added, a student enrolled)."""
+        changed = (Path(self.course) / "gradebook.db").stat().st_mtime_ns
+        if changed != self._gradebook_changed:
+            self._gate, self._gradebook_changed = course_gate(self.course, self.exchange), changed
+        return self._gate
 
 
 def main(argv=None) -> int:

@@ -25,6 +25,7 @@ from grader.course import COURSE_ID, REPO_ROOT, SOURCE, chapters
 from grader.hub import busy_activity, limits, memory_note, unix_users
 from grader.hub.layout import HubLayout
 from grader.hub.roster import read_roster
+from grader.inbound import QUARANTINE
 from grader.lab_settings import install_overrides
 
 DEFAULT_URL = "http://127.0.0.1:8000"
@@ -215,7 +216,8 @@ def prepare_course(layout: HubLayout) -> None:
            f"load_subconfig({str(layout.code / 'nbgrader_config.py')!r})  # noqa: F821\n"
            f"c.CourseDirectory.root = {str(layout.course)!r}\n"
            f"c.Exchange.root = {str(layout.exchange)!r}\n"
-           "c.CourseDirectory.groupshared = True   # several instructors: what one writes, all can change\n",
+           "c.CourseDirectory.groupshared = True   # several instructors: what one writes, all can change\n"
+           "c.CourseGate.enrolled_only = True   # hand-ins of the roster's students only (enrol() puts them in the gradebook)\n",
            mode=0o640)
     for chapter in chapters(REPO_ROOT):
         dst = layout.course / SOURCE / chapter
@@ -242,6 +244,11 @@ def prepare_exchange(layout: HubLayout) -> None:
         if path.is_dir():
             os.chown(path, 0, gid)
             os.chmod(path, os.stat(path).st_mode | stat.S_ISGID | stat.S_IRWXG)
+    # what the course's gate refuses (grader/inbound.py): the instructors' to read, nobody else's
+    quarantine = folder / QUARANTINE
+    quarantine.mkdir(exist_ok=True)
+    os.chown(quarantine, 0, gid)
+    os.chmod(quarantine, 0o2770)
 
 
 def close_repository() -> None:
