@@ -96,12 +96,11 @@ def check_owner(folder: Path, student: str, me: int | None = None) -> None:
     folders are: a folder of a real user in a name that is nobody's is a forgery."""
     me = os.geteuid() if me is None else me
     try:
-        allowed = {0, pwd.getpwnam(student).pw_uid}
+        allowed, whose = {0, pwd.getpwnam(student).pw_uid}, student
     except KeyError:
-        allowed = {0, me}
+        allowed, whose = {0, me}, f"{_user(me)}, who collects ({student} is no Unix user)"
     owner = os.lstat(folder).st_uid
     if owner not in allowed:
-        whose = student if me not in allowed - {0} else f"{_user(me)}, who collects ({student} is no Unix user)"
         raise Refused(f"its folder belongs to Unix user {_user(owner)}, not to {whose}")
 
 
