@@ -378,6 +378,17 @@ def grade_pending(course: Path, exchange: Exchange | None = None, log: Path | No
     return len(entries)
 
 
+def fair_share(entries: list, busy: set) -> list:
+    """What the next pass takes of `entries`: one hand-in per student, the earliest, and none of a
+    student in `busy` (one of theirs is on its way), so that no student's flood of hand-ins delays a
+    classmate's feedback by more than one grading."""
+    first = {}
+    for entry in sorted(entries, key=lambda e: e.when):
+        if entry.student not in busy:
+            first.setdefault(entry.student, entry)
+    return list(first.values())
+
+
 # ---- the service -------------------------------------------------------------------------------
 
 class Stopped(BaseException):
@@ -464,13 +475,9 @@ class Service:
     def _poll(self, client, passes: list, abandoned: threading.Event, nbgrader: Nbgrader | None = None,
               threads: int = 1) -> None:
         gate = self.gate()
-        busy = {student for p in passes for student, _ in p.busy()}
-        first = {}
-        for entry in sorted(self.book.new(gate), key=lambda e: e.when):
-            if entry.student not in busy:   # a student's next hand-in waits for the one before
-                first.setdefault(entry.student, entry)
-        if first and sum(p.ungraded() for p in passes) <= threads:   # else they wait to go together
-            passes.append(Pass(self.book, gate, list(first.values()), client, abandoned, nbgrader).start())
+        entries = fair_share(self.book.new(gate), {student for p in passes for student, _ in p.busy()})
+        if entries and sum(p.ungraded() for p in passes) <= threads:   # else they wait to go together
+            passes.append(Pass(self.book, gate, entries, client, abandoned, nbgrader).start())
 
     def gate(self) -> Gate:
         """The course's gate, made again when the gradebook changed (an assignment added, a student enrolled)."""
