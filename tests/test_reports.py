@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from nbgrader.api import Gradebook
 
-from grader.course import run_nbgrader
+from grader.course import COURSE_ID, EXCHANGE, run_nbgrader
+from grader.inbound import Gate
 from grader.judge.outcomes import read_outcomes
 from grader.reports.__main__ import write_reports
 from grader.reports.data import ClassData, Exercise, Submission, load
@@ -42,7 +43,17 @@ def _csv(path: Path) -> dict:
 
 def test_report_of_a_graded_class(graded_class, tmp_path):
     out = tmp_path / "reports"
+    # an entry the exchange's gate refused (grader/inbound.py), under a name that tries the page's HTML
+    inbound_folder = graded_class / EXCHANGE / COURSE_ID / "inbound"
+    forged = f"<b>bob</b>+{CHAPTER}+2099-01-01 00:00:00.000000 UTC+x"
+    (inbound_folder / forged).mkdir(parents=True)
+    gate = Gate(inbound_folder)
+    gate.set_aside(forged, gate.problem(forged))
     write_reports(graded_class, [CHAPTER], out)
+    for name in (f"{CHAPTER}.html", "index.html"):
+        listed = (out / name).read_text()
+        assert "<b>bob" not in listed and "&lt;b&gt;bob&lt;/b&gt;+05_training_loop+2099" in listed, name
+        assert "not safe in a path" in listed and "moved to" in listed, name
     page, numbers = (out / f"{CHAPTER}.html").read_text(), _csv(out / f"{CHAPTER}.csv")
     scores = _gradebook_scores(graded_class, CHAPTER)
     assert len(scores) == 7

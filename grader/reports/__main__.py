@@ -12,8 +12,9 @@ from html import escape
 from pathlib import Path
 
 from grader.course import REPO_ROOT
+from grader.inbound import Entry, refused_entries
 from grader.reports import data as class_data
-from grader.reports.page import assignment_csv, assignment_page, index_page
+from grader.reports.page import assignment_csv, assignment_page, index_page, refused_section
 from grader.reports.similarity import find_similar, pairs_html
 from grader.reports.stats import score_summary
 
@@ -41,11 +42,22 @@ def similarity(course: Path, assignment: str) -> tuple:
     return ("Similar answers", intro + pairs_html(found.pairs)), rows
 
 
+def refused_hand_ins(course: Path) -> list:
+    """The exchange gate's records of refused entries (grader/inbound.py), [] where the course's exchange
+    has none or cannot be read."""
+    from grader.hub.autofeedback import exchange_of
+    try:
+        return refused_entries(exchange_of(course).inbound)
+    except Exception:   # noqa: BLE001 (no exchange configured, nbgrader failing: the reports still come)
+        return []
+
+
 def write_reports(course: Path = REPO_ROOT, assignments=None, out: Path | None = None,
                   notebooks_url: str | None = None) -> list:
     """Write the reports; return the pages written, index last. `notebooks_url`: where the links to
     graded notebooks point (default: the course's autograded/, relative to the reports)."""
     course = Path(course)
+    refused = refused_hand_ins(course)
     out = Path(out) if out else course / OUT
     out.mkdir(parents=True, exist_ok=True)
     known = class_data.gradebook_assignments(course)
@@ -58,7 +70,9 @@ def write_reports(course: Path = REPO_ROOT, assignments=None, out: Path | None =
         data = class_data.load(course, assignment)
         similar, similar_rows = similarity(course, assignment)
         page = assignment_page(data, notebooks_url=notebooks_url or _relative(course / "autograded", out),
-                               extra_sections=[similar, *regrade_section(out, assignment)])
+                               extra_sections=[similar, *regrade_section(out, assignment),
+                                               ("Refused hand-ins", refused_section(
+                                                   [r for r in refused if _assignment_of(r) == assignment]))])
         _write(out / f"{assignment}.html", page)
         _write(out / f"{assignment}.csv", assignment_csv(data, similar_rows))
         written.append(out / f"{assignment}.html")
@@ -68,8 +82,13 @@ def write_reports(course: Path = REPO_ROOT, assignments=None, out: Path | None =
         if (out / f"{assignment}.html").is_file():
             summary = score_summary(class_data.load(course, assignment))
             entries.append((assignment, summary["students"], summary.get("mean"), summary["max_score"]))
-    _write(out / "index.html", index_page(entries, datetime.now(timezone.utc)))
+    _write(out / "index.html", index_page(entries, datetime.now(timezone.utc), refused))
     return written + [out / "index.html"]
+
+
+def _assignment_of(record: dict) -> str | None:
+    entry = Entry.parse(record.get("name", ""))
+    return entry.assignment if entry else None
 
 
 def _relative(target: Path, start: Path) -> str:

@@ -147,11 +147,25 @@ def assignment_csv(data, extra_rows=()) -> str:
     return out.getvalue()
 
 
-def index_page(entries: list, made: datetime) -> str:
-    """entries: [(assignment, students, mean, max score)]"""
+def refused_section(refused: list) -> str:
+    """What the exchange's gate refused (grader/inbound.py, quarantine/refused.jsonl): each entry's name as
+    the student wrote it, its folder's owner (who wrote it, whatever name it claims), why, what was done."""
+    if not refused:
+        return "<p class='note'>Nothing refused.</p>"
+    return ("<p class='note'>Entries in the exchange's inbound/ that no grade, feedback page or classmate "
+            "saw: a name that is not the owner's, no student of the course, a link, a date in the future, "
+            "a change after the date, too large. The owner is the Unix user who wrote it.</p>"
+            "<table><tr><th>when (UTC)</th><th>owner</th><th>entry</th><th>why</th><th>done</th></tr>" + "".join(
+                f"<tr><td>{escape(r.get('at', ''))}</td><td>{escape(r.get('owner', ''))}</td>"
+                f"<td>{escape(ascii(r.get('name', ''))[1:-1])}</td><td>{escape(r.get('why', ''))}</td>"
+                f"<td>{escape(r.get('done', ''))}</td></tr>" for r in refused) + "</table>")
+
+
+def index_page(entries: list, made: datetime, refused: list = ()) -> str:
+    """entries: [(assignment, students, mean, max score)]; refused: the gate's records, every one."""
     rows = "".join(f"<tr><td><a href='{escape(a)}.html'>{escape(a)}</a></td><td class=n>{n}</td>"
                    f"<td class=n>{_num(mean)}</td><td class=n>{_num(top)}</td>"
                    f"<td><a href='{escape(a)}.csv'>CSV</a></td></tr>" for a, n, mean, top in entries)
     return _page("Class reports", f"<h1>Class reports</h1><p class='note'>Made {made:%Y-%m-%d %H:%M} UTC.</p>"
                  "<table><tr><th>assignment</th><th>students graded</th><th>mean score</th><th>out of</th>"
-                 f"<th>data</th></tr>{rows}</table>")
+                 f"<th>data</th></tr>{rows}</table><h2>Refused hand-ins</h2>{refused_section(list(refused))}")
