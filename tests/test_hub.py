@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.course import EXCHANGE, REPO_ROOT, release_notebook
+from grader.course import EXCHANGE, REPO_ROOT, SOURCE, release_notebook
 from grader.hub import deploy, unix_users
 from hub_session import SLOW, Hub, chromium, log_in, require_hub, running_hub
 from test_browser import ANSWER, EXERCISE, cell, screenshot_on_failure
@@ -184,3 +184,118 @@ def test_an_instructor_grades_as_themselves_behind_the_wall(hub):
     # what one instructor writes, the others can change (the setgid course directory, groupshared)
     feedback = (hub.layout.course / "feedback" / A / CHAPTER / f"{CHAPTER}.html").stat()
     assert feedback.st_gid == grp.getgrnam(unix_users.INSTRUCTORS).gr_gid and feedback.st_mode & 0o020
+
+
+# What A's kernel could run, as A: folders in inbound/ laid out as nbgrader submit lays them out, but
+# in a classmate's name dated 2099, in names that are nobody's, or with a link to the solutions (and a
+# secret of A's choosing, which names the feedback page A would fetch), and junk over the size limit.
+FORGE = r"""
+import os, sys, datetime
+inbound, victim, me, solutions, secret, what = sys.argv[1:7]
+now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+def hand_in(name, link=None):
+    folder = os.path.join(inbound, name)
+    os.mkdir(folder)
+    for file, text in (("timestamp.txt", name.split("+")[2]), ("submission_secret.txt", secret)):
+        with open(os.path.join(folder, file), "w") as out:
+            out.write(text)
+    if link:
+        os.symlink(link, os.path.join(folder, "00_setup.ipynb"))
+    else:
+        with open(os.path.join(folder, "00_setup.ipynb"), "w") as out:
+            out.write('{"cells": [], "metadata": {"forged": true}, "nbformat": 4, "nbformat_minor": 5}')
+if what == "forgeries":
+    hand_in(f"{victim}+00_setup+2099-01-01 00:00:00.000000 UTC+forged")
+    for i in range(3):
+        hand_in(f"ghost0{i}+00_setup+{now}+ghost")
+    with open(os.path.join(inbound, "junk.bin"), "wb") as out:
+        for _ in range(101):
+            out.write(b"x" * 1_000_000)
+else:
+    hand_in(f"{me}+00_setup+{now}+link", link=solutions)
+"""
+
+
+def as_person(hub: Hub, name: str, *command, timeout: float = 300) -> subprocess.CompletedProcess:
+    """`command` run as `name`'s Unix user, with the hub's environment (what their kernel or terminal runs)."""
+    env = {"HOME": f"/home/{name}", "PATH": hub.layout.path}
+    return subprocess.run(["runuser", "-u", name, "--", "env", *(f"{k}={v}" for k, v in env.items()), *command],
+                          cwd=env["HOME"], capture_output=True, text=True, timeout=timeout)
+
+
+def test_a_students_forgeries_and_flood_reach_no_grade_and_a_classmates_feedback_still_comes(hub):
+    """A, as A's Unix user, plants forgeries in the exchange (a hand-in in B's name dated 2099, ghosts, a
+    link to the solutions, 101 MB of junk) and hands in ten times in a row; B hands in meanwhile. B's
+    hand-in is graded and its feedback released with a score; then the instructor's Collect, as their
+    user, takes B's real notebook; no ghost is in the gradebook; the solutions reached no submission and
+    no feedback page; what was refused is in the quarantine, which A cannot list. Before the gate, the
+    service refused the 2099 folder and never graded B again, Collect took it as B's submission and
+    A's link as A's notebook, and the ghosts became students (docs/GRADING.md, "The exchange")."""
+    from nbgrader.api import Gradebook
+    from nbgrader.utils import notebook_hash
+    inbound_folder = hub.layout.exchange / "pytorch-course" / "inbound"
+    solutions = hub.layout.course / SOURCE / CHAPTER / f"{CHAPTER}.ipynb"
+    log = hub.layout.course / "autofeedback.log"
+    for name in (A, B):   # fetched in the browser test, unless it ran alone
+        if not Path(f"/home/{name}/pytorch-course/{CHAPTER}").is_dir():
+            proc = as_person(hub, name, "nbgrader", "fetch_assignment", CHAPTER)
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+    forge = ["python", "-c", FORGE, str(inbound_folder), B, A, str(solutions), "a-secret"]
+    proc = as_person(hub, A, *forge, "forgeries")
+    assert proc.returncode == 0, proc.stderr
+    flood = subprocess.Popen(["runuser", "-u", A, "--", "env", f"HOME=/home/{A}", f"PATH={hub.layout.path}", "bash",
+                              "-c", f"for i in $(seq 10); do nbgrader submit {CHAPTER} >/dev/null 2>&1; done"],
+                             cwd=f"/home/{A}")
+    try:
+        proc = as_person(hub, B, "nbgrader", "submit", CHAPTER)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        (stamp,) = re.findall(r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+ UTC)", proc.stdout + proc.stderr)[-1:]
+
+        def b_line():
+            lines = [line.split("\t") for line in log.read_text().splitlines()] if log.exists() else []
+            return next((fields for fields in lines if fields[1] == B and fields[3] == stamp), None)
+        deadline = time.time() + FEEDBACK_SECONDS
+        while b_line() is None:   # progress: each look reads the service's log
+            assert time.time() < deadline, f"no feedback for B's hand-in within {FEEDBACK_SECONDS} s"
+            time.sleep(1)
+        import shutil as _sh; _sh.copyfile(hub.layout.log, "/tmp/hub-debug.log")  # DEBUG
+        subprocess.run(f"ls -laR {hub.layout.course} > /tmp/hub-debug-tree.txt", shell=True)  # DEBUG
+        why = "\n".join(line for line in hub.layout.log.read_text().splitlines()
+                        if "autofeedback" in line or "FAILED" in line or "Error" in line)[-4000:]
+        assert re.fullmatch(r"[\d.]+/[\d.]+", b_line()[4]), f"B's hand-in was not graded: {b_line()[4]}\n{why}"
+    finally:
+        flood.wait(timeout=600)
+
+    proc = as_person(hub, A, *forge, "link")   # now A's newest hand-in, the one a Collect takes
+    assert proc.returncode == 0, proc.stderr
+    teacher = as_person(hub, INSTRUCTOR, "nbgrader", "collect", "--update", CHAPTER)
+    assert teacher.returncode == 0, teacher.stdout[-3000:] + teacher.stderr[-3000:]
+    course = hub.layout.course
+    b_notebook = Path(f"/home/{B}/pytorch-course/{CHAPTER}/{CHAPTER}.ipynb").read_bytes()
+    assert (course / "submitted" / B / CHAPTER / f"{CHAPTER}.ipynb").read_bytes() == b_notebook
+    a_notebook = course / "submitted" / A / CHAPTER / f"{CHAPTER}.ipynb"
+    assert not a_notebook.is_symlink() and "BEGIN SOLUTION" not in a_notebook.read_text()
+    assert sorted(p.name for p in (course / "submitted").iterdir()) == sorted([A, B])
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        assert sorted(s.id for s in gradebook.students) == sorted([A, B]), "no ghost became a student"
+    released = hub.layout.exchange / "pytorch-course" / "feedback" / f"{notebook_hash(secret='a-secret', notebook_id=CHAPTER)}.html"
+    assert not released.exists(), "no feedback page for the hand-in that linked to the solutions"
+    for page in (hub.layout.exchange / "pytorch-course" / "feedback").iterdir():
+        assert "BEGIN SOLUTION" not in page.read_text(errors="replace") and "hidden_checks" not in page.read_text(errors="replace")
+
+    def refused_now():
+        quarantine = inbound_folder.parent / "quarantine" / "refused.jsonl"
+        return {line["name"]: line for line in map(json.loads, quarantine.read_text().splitlines())}
+    deadline = time.time() + 60
+    while "junk.bin" not in refused_now():   # the service's next look (every 2 s) sets the junk aside
+        assert time.time() < deadline, "the junk is still in inbound/ after 60 s"
+        time.sleep(1)
+    refused = refused_now()
+    forged = [n for n in refused if n.startswith(f"{B}+{CHAPTER}+2099")]
+    assert forged and "in the future" in refused[forged[0]]["why"] and refused[forged[0]]["owner"] == A
+    assert len([n for n in refused if n.startswith("ghost0")]) == 3
+    assert any(n.endswith("+link") and "link" in line["why"] for n, line in refused.items())
+    assert refused["junk.bin"]["done"].startswith("deleted")
+    proc = subprocess.run(["runuser", "-u", A, "--", "ls", str(inbound_folder.parent / "quarantine")],
+                          capture_output=True, text=True)
+    assert proc.returncode != 0 and "Permission denied" in proc.stderr

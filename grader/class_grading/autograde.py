@@ -12,10 +12,13 @@ on a cluster of separate worker processes, one of them killed.
 import math
 import os
 import shutil
+import sqlite3
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter
+from contextlib import closing
 from pathlib import Path
 
 from grader import timings
@@ -75,6 +78,17 @@ def collect(outcome, course: Path) -> None:
             if tree is not None:
                 target.mkdir(parents=True)
                 write_tree(target, tree)
+
+
+def gradebook_snapshot(db: Path) -> bytes:
+    """gradebook.db's bytes as of one moment, through SQLite's backup: GRADEBOOK_WRITER holds off this
+    process's writers only, and a plain read of the file while another process writes it (an
+    instructor's nbgrader, the formgrader) can copy half of a transaction."""
+    with tempfile.TemporaryDirectory(prefix="gradebook-") as tmp:
+        copy = Path(tmp) / "gradebook.db"
+        with closing(sqlite3.connect(db)) as src, closing(sqlite3.connect(copy)) as dst:
+            src.backup(dst)
+        return copy.read_bytes()
 
 
 def default_jobs() -> int:
@@ -197,7 +211,7 @@ def _grade_on(client, course, todo, jobs, wall, env, extra_args, timeout, progre
     jobs = max(1, min(len(todo), sum(w["nthreads"] for w in client.scheduler_info()["workers"].values()) or jobs))
     warming = warm_up(client, env, wall)
     with GRADEBOOK_WRITER:
-        snapshot = (course / "gradebook.db").read_bytes()   # one consistent copy for every task
+        snapshot = gradebook_snapshot(course / "gradebook.db")   # one consistent copy for every task
     config = (course / "nbgrader_config.py").read_bytes()
     extensions = (course / EXTENSIONS).read_bytes() if (course / EXTENSIONS).is_file() else None
     judge_timeout = _judge_timeout(course, extra_args)

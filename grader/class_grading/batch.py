@@ -24,7 +24,7 @@ from grader.class_grading.warm_nbgrader import WarmNbgrader
 from grader.course import SOURCE, tool_env
 from grader.extensions import FILE as EXTENSIONS
 from grader.judge.outcomes import outcome_folder
-from grader.wall import sandbox
+from grader.wall import dead_kernels, sandbox
 
 @dataclass(frozen=True)
 class AssignmentFiles:
@@ -61,6 +61,7 @@ class BatchOutcome:
     outcomes: dict = field(default_factory=dict)  # {student: {path: bytes}}: judge_outcomes/<assignment>/<student>/
     timings: dict = field(default_factory=dict)   # {step: seconds}, grader/timings.py
     worker: str = ""
+    dead_kernels: set = field(default_factory=set)   # students whose own kernel died (grader/wall/dead_kernels.py)
 
     @property
     def failed(self) -> list:
@@ -244,11 +245,15 @@ def stop_warm_nbgrader() -> None:
 def _run_nbgrader(scratch: Path, batch: Batch, references: Path) -> BatchOutcome:
     students = list(batch.students)
     who = ["--student", students[0]] if len(students) == 1 else []
-    argv = ["autograde", batch.assignment, *who, "--force", f"--Judge.reference_dir={references}", *batch.extra_args]
+    # the scratch course, whatever root the course's own nbgrader_config.py names (a hub's names its course
+    # directory): a batch that graded there would be a second writer of the real gradebook and autograded/
+    argv = ["autograde", batch.assignment, *who, "--force", f"--CourseDirectory.root={scratch}",
+            f"--Judge.reference_dir={references}", *batch.extra_args]
     timings_file = scratch / ".timings"
     # the worker's zygote, already warm from warm_up, a reference run or another batch
     zygote = sandbox.Zygote.for_child() if batch.wall else {}
-    env = dict(batch.env, **zygote, **{timings.ENV: str(timings_file)})
+    dead = scratch / ".dead-kernels"
+    env = dict(batch.env, **zygote, **{timings.ENV: str(timings_file), dead_kernels.ENV: str(dead)})
     start = time.perf_counter()
     warm = warm_nbgrader()
     try:
@@ -262,4 +267,5 @@ def _run_nbgrader(scratch: Path, batch: Batch, references: Path) -> BatchOutcome
     spent = timings.read(timings_file)
     spent[timings.NBGRADER] = seconds
     spent[timings.NBGRADER_OWN] = timings.own_work(spent)
-    return BatchOutcome(students, batch.assignment, code, log, seconds, timings=spent, worker=_worker_name())
+    return BatchOutcome(students, batch.assignment, code, log, seconds, timings=spent, worker=_worker_name(),
+                        dead_kernels=dead_kernels.read(dead))

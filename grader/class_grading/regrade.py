@@ -89,7 +89,7 @@ def regrade(course: Path, assignment: str, apply: bool = False, jobs: int | None
         if not students:
             return 0, []
         # the new hidden checks into the scratch gradebook, as `make release` puts them into the course's
-        run_nbgrader("generate_assignment", assignment, "--force", course=scratch)
+        run_nbgrader("generate_assignment", assignment, "--force", f"--CourseDirectory.root={scratch}", course=scratch)
         status = autograde_all(jobs=jobs, course=scratch, progress=False)
         changes = changes_between(course / "gradebook.db", scratch / "gradebook.db", assignment, students)
         if apply and status == 0:

@@ -28,6 +28,7 @@ import threading
 import time
 import traceback
 import warnings
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -35,7 +36,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from grader.course import nbgrader_api, run_nbgrader, tool_env
-from grader.feedback import write_not_graded_pages
+from grader.feedback import not_graded_reason, write_not_graded_pages
 from grader.inbound import Entry, Gate, Refused, newest_unhandled
 from grader.judge.outcomes import outcome_folder
 
@@ -48,13 +49,16 @@ RETRY_SECONDS = 30           # after a failed pass, before a fresh cluster takes
 SETTLE_WAIT = 10             # --once: seconds to wait at most for hand-ins still being written
 RELEASERS = 2                # threads of a pass that write and release feedback while its grading goes on
 
+MAX_TRIES = 3                # a hand-in that the grader itself failed on is taken again, on a fresh cluster, this often
+
 # Why a notebook that is readable and rightly named was not graded, from what autograde_all says of it.
-REFUSED = "the grader could not take it on. Your instructor has been told."
+REFUSED = (f"the grader failed on its side {MAX_TRIES} times in a row, so it was not graded. Your instructor "
+           "has been told; you need not submit again.")
 TIMED_OUT = "grading ran past its time limit, so it was stopped. Look for a cell that never ends."
 NO_PAGE = "it was graded, but its feedback page could not be made. Your instructor has been told."
-FAILED = ("grading stopped before the end, most often because the kernel running your notebook died (it "
-          "crashed, called os._exit, or went over the CPU or memory limit). Run it top to bottom with "
-          "Restart & Run All, fix what stops it, and submit again.")
+FAILED = ("the kernel running your notebook died before the end (it crashed, called os._exit, or went over "
+          "the CPU or memory limit). Run it top to bottom with Restart & Run All, fix what stops it, and "
+          "submit again.")
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,17 @@ class Book:
         self.lock = threading.Lock()
         path = self.course / STATE / HANDLED
         self.handled = set(json.loads(path.read_text())) if path.exists() else set()
+        self.tries = Counter()   # {hand-in: gradings that failed on the grader's side}
+
+    def grader_failed(self, entry: Entry, why: str) -> bool:
+        """A grading of `entry` failed on the grader's side (not the student's: their kernel did not die,
+        their notebook is readable and rightly named). True while it should be taken again."""
+        with self.lock:
+            self.tries[entry.name] += 1
+            tries = self.tries[entry.name]
+        print(f"autofeedback: grading {entry.name!r} failed on the grader's side ({why}), try {tries} of "
+              f"{MAX_TRIES}; nbgrader's log is above", flush=True)
+        return tries < MAX_TRIES
 
     def new(self, gate: Gate, wait: float = 0) -> list:
         """The newest valid hand-in of each student and assignment in inbound/, unless handled; what the
@@ -308,8 +323,8 @@ class Pass:
                 self.preparing = False
                 autograde_all(course=course, only=list(self.taken), client=self.client, batch_max=1,
                               progress=False, merged=self._merged)
-                for key in list(self.taken):   # refused by the grader, or never reached it
-                    self._release(key, REFUSED)
+                for key in list(self.taken):   # its task raised, or never ran: the grader's failure
+                    self._grader_failed(key, "its grading task did not run to the end")
         finally:
             self.preparing = False
             self.releasing.shutdown(wait=True)   # each release reads its copy in staging
@@ -339,10 +354,41 @@ class Pass:
         return len(self.entries) if self.preparing else len(self.taken)
 
     def _merged(self, outcome) -> None:
-        """autograde_all's word that a batch is in the gradebook."""
+        """autograde_all's word that a batch is in the gradebook. A hand-in it did not grade is the
+        student's failure when their kernel died, the time limit stopped it, or its files show why;
+        otherwise the grader's, and it is taken again (_grader_failed)."""
         for student in outcome.students:
-            if (student, outcome.assignment) in self.taken:
-                self._release((student, outcome.assignment), TIMED_OUT if outcome.returncode == 124 else FAILED)
+            key = (student, outcome.assignment)
+            if key not in self.taken:
+                continue
+            if outcome.returncode == 124:
+                self._release(key, TIMED_OUT)
+            elif (outcome.returncode == 0 or student in outcome.dead_kernels or self._graded(key)
+                  or self._visible_problem(key)):
+                self._release(key, FAILED)
+            else:
+                self._grader_failed(key, f"nbgrader autograde exited with {outcome.returncode}")
+
+    def _graded(self, key: tuple) -> bool:
+        return (self.book.course / "autograded" / key[0] / key[1]).is_dir()
+
+    def _visible_problem(self, key: tuple) -> bool:
+        """Whether the hand-in's own files say why it cannot be graded (no notebook, not JSON, renamed)."""
+        entry, handed_in = self.taken[key]
+        notebooks = list(handed_in.glob("*.ipynb"))
+        return not notebooks or any(not_graded_reason(nb, self.expected[entry.assignment], None) for nb in notebooks)
+
+    def _grader_failed(self, key: tuple, why: str) -> None:
+        """Not the student's failure: the hand-in is left unhandled, and the next look takes it again;
+        from its second failure on, the pass is marked failed, so that the service starts a fresh
+        cluster (zygote, warm nbgrader, scratch folders) first. After MAX_TRIES its page says so: no
+        verdict is made up."""
+        entry, _ = self.taken[key]
+        if self.book.grader_failed(entry, why):
+            del self.taken[key]
+            self.failed = self.failed or self.book.tries[entry.name] > 1
+        else:
+            self._release(key, REFUSED)
 
     def _release(self, key: tuple, problem: str) -> None:
         """The hand-in's feedback, written and released by a releasing thread."""
@@ -359,6 +405,8 @@ class Pass:
             if not result.startswith("not graded"):
                 points = points_of(self.book.course, entry.student, entry.assignment)[:2]
         except Exception as err:   # this hand-in's feedback only; the others go on
+            if self.abandoned.is_set():   # the service stopped under it: left for the next start
+                return
             traceback.print_exc()
             result = f"not graded: feedback failed ({type(err).__name__}: {err})"
         self.book.done(entry, result, self.noticed, points)

@@ -213,8 +213,10 @@ def prepare_course(layout: HubLayout) -> None:
     _write(layout.course / "nbgrader_config.py",
            "# Written by make hub: the course's nbgrader settings, in this course directory and the hub's exchange.\n"
            "c = get_config()  # noqa: F821\n"
+           "import os\n"
            f"load_subconfig({str(layout.code / 'nbgrader_config.py')!r})  # noqa: F821\n"
-           f"c.CourseDirectory.root = {str(layout.course)!r}\n"
+           "# the folder of this file: a copy of it (a grading batch's scratch course, a regrade's) names its own\n"
+           "c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))\n"
            f"c.Exchange.root = {str(layout.exchange)!r}\n"
            "c.CourseDirectory.groupshared = True   # several instructors: what one writes, all can change\n"
            "c.CourseGate.enrolled_only = True   # hand-ins of the roster's students only (enrol() puts them in the gradebook)\n",

@@ -9,11 +9,12 @@ import sys
 import time
 
 import nbformat
+from nbclient.exceptions import DeadKernelError
 from nbgrader.preprocessors import Execute
 from traitlets import Integer, Unicode
 
 from grader import timings
-from grader.wall import sandbox
+from grader.wall import dead_kernels, sandbox
 from grader.pipeline import SKIP_WHEN_GRADING
 from grader.judge.handoff import handoff, hidden_sections
 from grader.judge.probes import MAX_PROBE_BYTES, probe_source, student_seed
@@ -47,9 +48,13 @@ class SandboxedExecute(Execute):
         self._kept = {}             # cell index -> bytes kept
         self._cut = set()           # cells that got their truncation note
         nb.cells.extend(probes)
-        started, self._kernel_seconds = time.perf_counter(), 0.0
+        started, self._kernel_seconds, self._kernel_answered = time.perf_counter(), 0.0, False
         try:
             nb, resources = super().preprocess(nb, resources, *args, **kwargs)
+        except DeadKernelError:
+            if self._kernel_answered:   # it ran student code, then died (not a kernel that never started)
+                dead_kernels.note(info["student"])
+            raise
         finally:
             timings.record(timings.STUDENT_CODE, time.perf_counter() - started - self._kernel_seconds)
             ran = nb.cells[self._notebook_cells:]
@@ -69,6 +74,7 @@ class SandboxedExecute(Execute):
     def start_new_kernel_client(self):
         """The kernel is up once it answers (nbclient waits for that here): its start is timed."""
         client = super().start_new_kernel_client()
+        self._kernel_answered = True
         self._kernel_seconds = time.perf_counter() - self._kernel_start_began
         timings.record(timings.KERNEL_START, self._kernel_seconds)
         return client
@@ -106,3 +112,4 @@ class SandboxedExecute(Execute):
                      f"{self.max_notebook_output:,} per notebook are kept]\n")
             outs.append(note)
         return None
+
