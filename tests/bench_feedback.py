@@ -3,6 +3,7 @@ own, polling, as the hub runs it (grader/hub/autofeedback.py).
 
     .venv/bin/python tests/bench_feedback.py [--handins 3] [--interval 2]
     .venv/bin/python tests/bench_feedback.py --rush 30 [--within 60]     (make bench-feedback STUDENTS=30)
+    .venv/bin/python tests/bench_feedback.py --rush 30 --within 0        (make bench-feedback WITHIN=0: all at once)
 
 1. copies the course to a temporary folder and releases 00_setup into its exchange;
 2. starts `python -m grader.hub.autofeedback --course COPY --interval 2` and waits until it watches;
@@ -14,14 +15,14 @@ own, polling, as the hub runs it (grader/hub/autofeedback.py).
    started, while its workers still warm up (each keeps a zygote and a warm nbgrader).
 
 --rush N, the deadline rush: N students hand in 05_training_loop within --within seconds (one every
-within/N s, each `nbgrader submit` in a thread of its own), a class as tests/bench_grading.py makes it
+within/N s, each `nbgrader submit` in a thread of its own; --within 0: all N at the same moment), a class as tests/bench_grading.py makes it
 (the reference, the untouched release, the answer sets and mixes of them, so that scores differ). It
 times each from the start of its Submit to its released feedback, and checks that each was graded
 once (one line in the attempts history) with the score that `make autograde`'s code gives the same
 notebooks; then it times that code (autograde_all, with a cluster of its own, as `make autograde`)
 grading the same N hand-ins in a fresh copy of the course. It prints each hand-in, then the first,
 the median and the last, the autograde time, and whether the first came within 60 s and the last
-within the autograde time plus 60 s. A benchmark, not a test: on a shared machine, read the load.
+within the autograde time plus 30 s. A benchmark, not a test: on a shared machine, read the load.
 """
 import argparse
 import json
@@ -45,6 +46,7 @@ from submissions import ExchangeStudent, copy_course, solution_copy, submission_
 ASSIGNMENT = "00_setup"
 RUSH = "05_training_loop"
 TARGET_SECONDS = 60
+RUSH_SLACK = 30   # the rush's last feedback within autograde_all's time for the same hand-ins plus this
 SCORE = re.compile(r"Score: ([\d.]+) / ([\d.]+)")
 
 
@@ -194,9 +196,9 @@ def rush(students: int, within: float, interval: float) -> int:
         print("PROBLEM", problem)
     if len(times) < students:
         return 1
-    first_ok, last_ok = times[0] <= TARGET_SECONDS, times[-1] <= autograde + TARGET_SECONDS
+    first_ok, last_ok = times[0] <= TARGET_SECONDS, times[-1] <= autograde + RUSH_SLACK
     print(f"first {times[0]:.1f} s (within {TARGET_SECONDS} s: {'yes' if first_ok else 'NO'}), "
-          f"last {times[-1]:.1f} s (within autograde {autograde:.1f} s + {TARGET_SECONDS} s: "
+          f"last {times[-1]:.1f} s (within autograde {autograde:.1f} s + {RUSH_SLACK} s: "
           f"{'yes' if last_ok else 'NO'}); {len(problems)} problems")
     print(f"median {statistics.median(times):.1f} s, last {times[-1]:.1f} s from Submit to fetchable feedback, "
           f"{students} hand-ins of {RUSH} within {within:g} s; {load()}")
@@ -208,7 +210,8 @@ def main() -> int:
     parser.add_argument("--handins", type=int, default=3)
     parser.add_argument("--interval", type=float, default=2.0, help="the service's polling interval (default 2 s)")
     parser.add_argument("--rush", type=int, metavar="N", help=f"N students hand in {RUSH} at once (see above)")
-    parser.add_argument("--within", type=float, default=60.0, help="the rush's hand-ins spread over these seconds")
+    parser.add_argument("--within", type=float, default=60.0,
+                        help="the rush's hand-ins spread over these seconds (0: all at the same moment)")
     args = parser.parse_args()
     os.environ.setdefault("COURSE_OFFLINE", "1")   # as `make test`: no kernel tries the network
     if args.rush:
