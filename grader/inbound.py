@@ -25,6 +25,8 @@ from pathlib import Path
 # A student or assignment id that is safe in paths and in nbgrader's globs (no *, [, +, /, leading dot).
 SAFE_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@-]*\Z")
 MAX_BYTES = 100_000 * 1000   # nbgrader's own default limit on a hand-in (CourseDirectory.max_dir_size, kB)
+MAX_FILES = 2000             # a hand-in is a few files; a million empty ones would hold up every reader
+MAX_DEPTH = 16               # folders in folders: os.fwalk recurses, and a deeper tree would crash the reader
 FUTURE_SECONDS = 60          # a hand-in dated later than this after now is refused (one machine's clock, some slack)
 CHANGED_SECONDS = 300        # ... and one changed this long after its date: nbgrader submit's own copy is done by then
 SETTLE_SECONDS = 2           # a folder changed this recently may still be being written by nbgrader submit: next look
@@ -116,9 +118,10 @@ def snapshot(folder: Path, dest: Path, limit: int = MAX_BYTES) -> float:
     if not stat.S_ISDIR(info.st_mode):
         raise Refused("it is not a folder")
     dest.mkdir(parents=True)
-    total, changed = 0, info.st_ctime
+    total, count, changed = 0, 0, info.st_ctime
     for path, dirs, files, dir_fd in os.fwalk(folder, follow_symlinks=False):
         here = dest / os.path.relpath(path, folder)
+        _check_size(path, folder, count := count + len(dirs) + len(files))
         changed = max(changed, os.fstat(dir_fd).st_ctime)
         for name in dirs:
             if not stat.S_ISDIR(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
@@ -141,6 +144,14 @@ def snapshot(folder: Path, dest: Path, limit: int = MAX_BYTES) -> float:
                         out.write(chunk)
                 changed = max(changed, os.fstat(fd).st_ctime)
     return changed
+
+
+def _check_size(path: str, top: Path, count: int) -> None:
+    """Refused past MAX_FILES entries or MAX_DEPTH levels (checked top-down, before os.fwalk goes deeper)."""
+    if count > MAX_FILES:
+        raise Refused(f"it holds more than {MAX_FILES} files and folders")
+    if len(Path(os.path.relpath(path, top)).parts) > MAX_DEPTH:
+        raise Refused(f"it has folders more than {MAX_DEPTH} deep")
 
 
 def _stamp(seconds: float) -> str:
@@ -322,8 +333,12 @@ def _larger_than(path: Path, limit: int) -> bool:
     info = os.lstat(path)
     if not stat.S_ISDIR(info.st_mode):
         return info.st_size > limit
-    total = 0
-    for _, _, files, dir_fd in os.fwalk(path, follow_symlinks=False):
+    total, count = 0, 0
+    for folder, dirs, files, dir_fd in os.fwalk(path, follow_symlinks=False):
+        try:
+            _check_size(folder, path, count := count + len(dirs) + len(files))
+        except Refused:
+            return True   # too many or too deep to keep: deleted as too large
         for name in files:
             total += os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_size
             if total > limit:

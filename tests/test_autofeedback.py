@@ -352,3 +352,21 @@ def test_a_not_graded_page_escapes_what_the_student_named(tmp_path):
     page = (folder / "<script>.html").read_text()
     assert "<script>" not in page and "&lt;script&gt;" in page and "<b>eve" not in page
     assert (folder / "submission_secret.txt").read_text() == "s"   # what release_feedback names the page by
+
+
+@pytest.mark.parametrize("shape", ["many_files", "deep"])
+def test_a_hand_in_too_many_files_or_too_deep_is_refused_and_deleted(tmp_path, shape):
+    """A million empty files or folders nested past Python's recursion would hold up or crash whoever reads
+    inbound/ (os.fwalk recurses): refused before that, and deleted rather than kept."""
+    inbound_folder = tmp_path / "inbound"
+    folder = inbound_folder / f"mallory+00_setup+{inbound._stamp(0).replace(' UTC', '.000000 UTC')}+x"
+    folder.mkdir(parents=True)
+    if shape == "many_files":
+        for i in range(inbound.MAX_FILES + 1):
+            (folder / f"f{i}").touch()
+    else:
+        (folder / "/".join(["d"] * (inbound.MAX_DEPTH + 2))).mkdir(parents=True)
+    with pytest.raises(inbound.Refused, match="more than"):
+        inbound.snapshot(folder, tmp_path / "copy")
+    assert inbound.Gate(inbound_folder).set_aside(folder.name, "test").startswith("deleted")
+    assert not folder.exists()
