@@ -305,6 +305,8 @@ class Gate:
             if any(old["name"] == line["name"] and _kind(old["done"]) == _kind(line["done"]) for old in listed):
                 return   # listed already (a Collect that may not move it sees it again each time)
             fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o660)
+            if os.fstat(fd).st_uid == os.geteuid():
+                os.fchmod(fd, 0o660)   # every instructor appends to it, whatever the first one's umask
             with open(fd, "a") as out:
                 out.write(json.dumps(line) + "\n")
         except (OSError, ValueError):

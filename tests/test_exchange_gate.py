@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from grader import inbound
-from grader.course import COURSE_ID, SOURCE, run_nbgrader
+from grader.course import COURSE_ID, SOURCE, nbgrader_api, run_nbgrader
 from grader.hub import autofeedback, unix_users
 from grader.release import release
 from submissions import copy_course
@@ -124,13 +124,24 @@ def reset(course: Path, inbound_folder: Path) -> None:
                 shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
 
 
-def test_the_instructors_collect_takes_only_real_hand_ins_and_follows_no_link(exchange_course):
+# The formgrader's Collect button: nbgrader's API as the formgrader builds it, with the course's configuration.
+FORMGRADER_COLLECT = """
+result = api.collect(sys.argv[1])
+assert result["success"], result
+"""
+
+
+@pytest.mark.parametrize("path", ["nbgrader collect", "the formgrader's Collect"])
+def test_the_instructors_collect_takes_only_real_hand_ins_and_follows_no_link(exchange_course, path):
     """Stock nbgrader collect took ann's folder dated 2099 as ben's submission (its date beats every real
     one), ann's link to the solutions as her notebook (copied as the instructor), and the ghosts as students."""
     course, inbound_folder = exchange_course
     reset(course, inbound_folder)
     planted = plant(course, inbound_folder)
-    run_nbgrader("collect", "--update", ASSIGNMENT, course=course)
+    if path == "nbgrader collect":
+        run_nbgrader("collect", "--update", ASSIGNMENT, course=course)
+    else:
+        nbgrader_api(FORMGRADER_COLLECT, ASSIGNMENT, course=course)
 
     submitted = course / "submitted"
     assert sorted(p.name for p in submitted.iterdir()) == [ANN, BEN], "no ghost became a student"

@@ -14,6 +14,7 @@ but A's busy one until its cell is done, and A's file is there when A's server s
 import errno
 import json
 import os
+import pwd
 import statistics
 import subprocess
 import sys
@@ -22,6 +23,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import psutil
 import pytest
 
 from grader.hub import deploy, limits
@@ -366,19 +368,39 @@ def test_a_memory_bomb_kills_only_its_kernel_and_the_server_and_files_survive(hu
     assert run(ka, "print('again')").strip() == "again"
 
 
+# What A's kernel leaves behind, outside its server's session: `setsid nohup sleep` and a double-forked
+# daemon. They stayed in A's groups after the culler stopped the server (the spawner removed the groups
+# without killing what was in them), free to wait for a service's port.
+DAEMONS = """
+import os, subprocess, time
+subprocess.Popen(["setsid", "nohup", "sleep", "100000"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                 stderr=subprocess.DEVNULL)
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        while True:
+            time.sleep(1)
+    os._exit(0)
+os.wait()
+print("left behind")
+"""
+
+
 def test_a_class_of_30_comes_up_at_once_and_idle_servers_are_culled_but_not_a_busy_one(hub, students):
     """A class logging in together: 30 servers asked for through the hub's API at the same moment all
     come up, each inside its person's groups when it is ready, and the hub's API still answers.
     Meanwhile A's kernel runs a cell that prints nothing for longer than the idle timeout, with no
     browser open: the culler leaves A's server alone (grader/hub/busy_activity.py; without it the
     server is stopped mid-cell) and the cell's result comes. Then, everyone idle, the culler stops every
-    server (25 s), nothing is left in their groups, and A's file is there when A's server starts again.
+    server (25 s), nothing is left in their groups (not even the daemons A's kernel left outside its
+    server's session), and A's file is there when A's server starts again.
     Times and memory are printed (tests/bench_hub_start.py measures them with the default limits, on
     an otherwise idle machine)."""
     a, _ = students
     a.start()
     ka = a.kernel()
     run(ka, f"open({KEEP!r}, 'w').write('still here')")
+    assert run(ka, DAEMONS).strip() == "left behind"
     training = SETTINGS.idle_timeout + 3 * SETTINGS.cull_every + 5
     result = {}
 
@@ -420,5 +442,8 @@ def test_a_class_of_30_comes_up_at_once_and_idle_servers_are_culled_but_not_a_bu
         assert time.time() < deadline, "idle servers were not stopped"
         time.sleep(1)
     assert not a.groups.pids(), "processes of A's are left after the server stopped"
+    uid = pwd.getpwnam(A).pw_uid
+    assert not [p.info for p in psutil.process_iter(["pid", "uids", "cmdline"]) if p.info["uids"].real == uid], \
+        "a process of A's outlived A's server"
     a.start()
     assert a.server_api(f"/contents/{KEEP}")["content"] == "still here"

@@ -30,6 +30,7 @@ quota: when the people's servers want the CPU they get it first, and grading has
 leave, so that a rush of hand-ins never starves the people's servers nor waits for idle cores.
 """
 import argparse
+import asyncio
 import errno
 import os
 import sys
@@ -324,7 +325,12 @@ if LocalProcessSpawner is not None:
         async def start(self):
             if not self.mem_limit or not self.cpu_limit:
                 raise LimitsError("LimitedSpawner needs Spawner.mem_limit and Spawner.cpu_limit")
-            self._groups().create(int(self.mem_limit), float(self.cpu_limit), int(self.pids_limit))
+            groups = self._groups()
+            # what an earlier server left (it crashed, was OOM-killed, or a stop could not end it) goes first
+            if not await asyncio.to_thread(groups.remove, True):
+                raise LimitsError(f"{self.user.name}'s groups still hold processes that could not be killed: "
+                                  f"{sorted(groups.pids())}")
+            groups.create(int(self.mem_limit), float(self.cpu_limit), int(self.pids_limit))
             return await super().start()
 
         def make_preexec_fn(self, name):
@@ -337,8 +343,14 @@ if LocalProcessSpawner is not None:
             return preexec
 
         async def stop(self, now=False):
+            """The server, and then everything else of the person's: a process that left the server's
+            session (a `setsid` daemon) is still in their groups, and would outlive a stop, a cull or a
+            crash, holding their memory or a port that a service needs. Killed until none is left (a
+            fork racing the kill meets the pids limit), then the groups go."""
             await super().stop(now)
-            self._groups().remove()    # kept while something of the person's still runs in it
+            if not await asyncio.to_thread(self._groups().remove, True):
+                self.log.error("%s's groups still hold processes after the server stopped: %s", self.user.name,
+                               sorted(self._groups().pids()))
 
 
 if __name__ == "__main__":
