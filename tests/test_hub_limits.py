@@ -354,13 +354,10 @@ def test_a_memory_bomb_kills_only_its_kernel_and_the_server_and_files_survive(hu
         time.sleep(0.2)
     assert a.server()["ready"] and a.server_api("/status")
     assert Path(f"/home/{A}/{KEEP}").read_text() == "still here"
-    deadline = time.time() + 60   # JupyterLab's server restarts the kernel: it answers again, as a new process
-    while True:
-        try:
-            said = run(ka, "import os; print(os.getpid())", timeout=5)
-            break
-        except (AssertionError, TimeoutError, RuntimeError):
-            assert time.time() < deadline, "A's kernel did not come back"
+    # JupyterLab's server restarts the kernel: it answers again, as a new process. Waited for with
+    # kernel_info, not with a cell: a cell that timed out on a busy machine would take the note with it
+    ready(ka, timeout=120)
+    said = run(ka, "import os; print(os.getpid())", timeout=120)
     new = int(said.split()[-1])
     assert new != pid and a.groups.holds(new)
     # the new kernel's first cell says what happened (grader/hub/memory_note.py), and only the first
