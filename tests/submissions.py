@@ -99,6 +99,9 @@ class ExchangeStudent:
         self.nbgrader("submit", assignment)
         return self.last_submission(assignment).name.split("+")[2]
 
+    def has_submitted(self, assignment: str) -> bool:
+        return any((self.home / ".jupyter-data" / "nbgrader_cache" / COURSE_ID).glob(f"*+{assignment}+*"))
+
     def last_submission(self, assignment: str) -> Path:
         """The newest submission in the student's cache (the folder Fetch Feedback reads)."""
         return sorted((self.home / ".jupyter-data" / "nbgrader_cache" / COURSE_ID).glob(f"*+{assignment}+*"))[-1]
