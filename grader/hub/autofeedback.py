@@ -183,7 +183,7 @@ class Nbgrader:
     """The service's nbgrader commands (generate_feedback, release_feedback) in the course.
     With `warm` (a WarmNbgrader, grader/class_grading/warm_nbgrader.py, which imported nbgrader once),
     each is forked from it: measured on 2 cores (load average 1.9), a release_feedback with nothing to
-    release took 0.05 s so, 0.83 s as a fresh process (median of 5 each); a hand-in costs three such
+    release took 0.05 s so, 0.83 s as a fresh process (median of 5 each); a hand-in costs two such
     commands. Without `warm`, a fresh process each."""
 
     def __init__(self, course: Path, warm=None):
