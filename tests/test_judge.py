@@ -310,6 +310,38 @@ def test_counters_see_work_the_student_could_hide(monkeypatch):
         assert seen[name][0] >= 300, (name, seen)       # a step per number or per row, in any thread
 
 
+def test_a_progress_bar_shown_earlier_adds_nothing_to_the_count(monkeypatch):
+    """A notebook that showed a tqdm bar leaves tqdm's monitor thread running; it wakes on its own
+    schedule (10 s; here every millisecond) and runs Python. Counted, whole-tensor code would score as
+    a loop whenever a wake-up fell inside a measurement: a grade that depends on timing (CI saw 19
+    calls where 10 is the bound)."""
+    import time
+
+    import IPython.display
+    from tqdm import tqdm
+    from grader.judge.probe_kernel import _course_probe
+    monkeypatch.setattr(IPython.display, "display", lambda *a, **k: None)
+    monkeypatch.setattr(tqdm, "monitor_interval", 0.001)
+    bar = tqdm(total=1, mininterval=0, miniters=2, disable=False)   # starts the monitor
+    monitor = tqdm.monitor
+    assert monitor is not None and monitor.is_alive()
+    seen = []
+
+    def hidden_checks(check, rng):
+        x = torch.randn(40, 6, generator=rng)
+        for _ in range(5):
+            seen.append(check.count_work(lambda a: (time.sleep(0.02), a @ a.T)[1], x)[1:])
+
+    try:
+        _course_probe(hidden_checks, 7, "gram_tests")
+    finally:
+        bar.close()
+        if tqdm.monitor is not None:
+            tqdm.monitor.exit()
+    assert all(calls <= 10 and ops <= 2 for calls, ops in seen), seen
+    assert not monitor.is_alive(), "tqdm's monitor stopped, not the function's work"
+
+
 def test_a_thread_past_the_limit_never_leaves_its_caller_waiting(monkeypatch):
     """A loop in a thread the function started goes past MAX_STEPS while the function waits for
     it. Stopping that thread would leave the wait unanswered (a pool's worker dies outside the

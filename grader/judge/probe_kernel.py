@@ -42,6 +42,23 @@ def _course_probe(hidden_checks, seed, grade_id):
             entry["error"] = type(err).__name__
         checks.append(entry)
 
+    def _stop_tqdm_monitor():
+        """A notebook that showed a tqdm bar left tqdm's monitor thread running: it wakes every 10 s
+        and runs Python, which the counters would see as the function's work whenever a wake-up fell
+        inside a measurement (a count, and a grade, that depends on timing). It is tqdm's, not the
+        student's: stopped, and no new one started."""
+        tqdm_std = sys.modules.get("tqdm.std")
+        tqdm_class = getattr(tqdm_std, "tqdm", None)
+        if tqdm_class is None:
+            return
+        tqdm_class.monitor_interval = 0
+        monitor = getattr(tqdm_class, "monitor", None)
+        if monitor is not None:
+            try:
+                monitor.exit()
+            finally:
+                tqdm_class.monitor = None
+
     class _TooManySteps(BaseException):     # not an Exception: `except Exception` in the function lets it by
         pass
 
@@ -59,6 +76,7 @@ def _course_probe(hidden_checks, seed, grade_id):
         from torch.profiler import ProfilerActivity, profile
         from torch._C._profiler import _ExperimentalConfig
 
+        _stop_tqdm_monitor()
         steps = []     # lines run (a loop's every turn, one line or not), and calls in new threads
         # the kernel's own code (what a print() runs, its output and history threads) takes a
         # number of steps that depends on timing: it is not the function's work, and not counted
