@@ -152,6 +152,15 @@ def _course_probe(hidden_checks, seed, grade_id):
         # depend on timing. A thread is the kernel's when it runs the kernel's libraries' code.
         here = {e.thread for e in events if id(e) in mine}
         kernels_own = {e.thread for e in events if e.is_python_function and machinery.search(e.name)} - here
+        # Another thread's frames that were open when the profiler started (an idle pool's worker loop,
+        # a thread waiting for a job) are reported too, as calls: the same count whatever the function
+        # does, and a different one for each notebook that left a thread behind. Only calls that begin
+        # after the profiler's start are the function's.
+        entered = max((e.time_range.end for e in events if id(e) in mine and e.name.endswith(": __enter__")
+                       and "profiler.py(" in e.name), default=float("-inf"))
+
+        def already_open(event):
+            return event.thread not in here and event.time_range.start < entered
 
         def kernel_work(event):            # what the kernel does for a print(): its own timing
             while event is not None and id(event) not in mine:    # up to the function's caller
@@ -160,7 +169,7 @@ def _course_probe(hidden_checks, seed, grade_id):
                 event = event.cpu_parent
             return False
         calls = sum(1 for e in events if e.is_python_function and id(e) not in mine and not own(e)
-                    and e.thread not in kernels_own and not kernel_work(e)) + len(steps)
+                    and e.thread not in kernels_own and not kernel_work(e) and not already_open(e)) + len(steps)
         ops = sum(1 for e in events if e.name.startswith("aten::") and not nested_op(e))
         if len(steps) > max_steps:       # stopped (even if the function swallowed the stop)
             return None, float("inf"), float("inf")
