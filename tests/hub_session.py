@@ -27,6 +27,7 @@ from grader.hub.layout import HubLayout
 from grader.hub.roster import read_roster
 from test_browser import CHROMIUM_FLAGS, chromium_path
 
+HUBS_FOLDER = Path("/srv")
 SLOW = 120_000     # ms: a first JupyterLab start, a grading on a busy machine
 
 
@@ -39,7 +40,8 @@ class Hub:
 
 
 def free_ports(count: int = 4) -> int:
-    """A port p with p to p+3 free: people, the hub's API, the proxy's API, the class reports service."""
+    """A port p with p to p+3 free: the people's port, and the three after it, where the hub's API, the
+    proxy's API and the reports service once listened (tests/test_hub_limits.py has a student take them)."""
     for _ in range(50):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
@@ -89,7 +91,9 @@ def running_hub(roster_text: str, chapters=None):
     """A hub for the roster, set up and started as `make hub` does it (`chapters`: those released,
     default every one); everything it made is removed on the way out: the hub stopped (its process
     group), the roster's users, the folder."""
-    root = Path(tempfile.mkdtemp(prefix="course-hub-"))
+    # not under /tmp: each person's server has a /tmp of its own (grader/hub/private_mounts.py)
+    HUBS_FOLDER.mkdir(parents=True, exist_ok=True)
+    root = Path(tempfile.mkdtemp(prefix="course-hub-", dir=HUBS_FOLDER))
     os.chmod(root, 0o755)
     roster = root / "roster.txt"
     roster.write_text(roster_text)
@@ -104,11 +108,13 @@ def running_hub(roster_text: str, chapters=None):
         yield Hub(url, layout, passwords, process)
     finally:
         if process:
-            os.killpg(process.pid, signal.SIGTERM)   # the hub stops the servers it started
             try:
+                os.killpg(process.pid, signal.SIGTERM)   # the hub stops the servers it started
                 process.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:                   # it had died: its log says why
+                print(f"JupyterHub had stopped:\n{layout.log.read_text()[-3000:]}")
         for person in read_roster(roster):
             unix_users.remove_user(person.name)
         os.chmod(REPO_ROOT, repo_mode)

@@ -6,14 +6,17 @@ the course and graded in ONE parallel run behind the wall (grader.class_grading.
 timeout. Then each case's total is checked, whether it was flagged for manual grading, and
 everything the attacks aimed at.
 """
+import contextlib
 import hashlib
 import html
+import io
 import re
+import sys
 import time
 
 import nbformat
 import pytest
-from nbgrader.api import Gradebook
+from nbgrader.api import Gradebook, MissingEntry
 
 from conftest import load_answers
 from grader.class_grading.autograde import autograde_all, default_jobs
@@ -53,13 +56,28 @@ def graded_class(tmp_path_factory):
     before = {"victim": _sha(submission_path(course, "victim", ASSIGNMENT)),
               "solutions": [_sha(course / "solutions" / a / f"{a}.ipynb") for a in (ASSIGNMENT, TINY)]}
     start = time.perf_counter()
-    with pytest.MonkeyPatch.context() as mp:
+    log = io.StringIO()   # what the grading said of a submission it could not grade: in each failure's message
+    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stderr(Tee(log, sys.stderr)):
         # a kernel gets CPU_LIMIT seconds of CPU (honest chapter-01 ones need about 10 s here)
         mp.setenv("COURSE_SANDBOX_CPU", str(CPU_LIMIT))
         mp.setenv("COURSE_SANDBOX_DISK", str(DISK_LIMIT_MB * 1024**2))
         code = autograde_all(jobs=default_jobs(), course=course, progress=False, timeout=600,
                              extra_args=[f"--Execute.timeout={CELL_TIMEOUT}"])
+    (course / GRADING_LOG).write_text(log.getvalue())
     return course, code, before, time.perf_counter() - start
+
+
+GRADING_LOG = "class-grading.log"
+
+
+class Tee(io.TextIOBase):
+    def __init__(self, *streams):
+        self.streams = streams
+
+    def write(self, text):
+        for stream in self.streams:
+            stream.write(text)
+        return len(text)
 
 
 def _assignment(student):
@@ -68,7 +86,11 @@ def _assignment(student):
 
 def _total(course, student):
     assignment = _assignment(student)
-    score, max_score = total_score(course, assignment, student)
+    try:
+        score, max_score = total_score(course, assignment, student)
+    except MissingEntry:
+        raise AssertionError(f"{student} is not in the gradebook: the grading said\n"
+                             f"{(course / GRADING_LOG).read_text()[-4000:]}") from None
     assert max_score == FULL[assignment], f"{student}: max score comes from the gradebook, not the notebook"
     return score
 

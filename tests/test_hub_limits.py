@@ -15,11 +15,13 @@ import errno
 import json
 import os
 import pwd
+import signal
 import statistics
 import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -157,6 +159,90 @@ def test_the_hub_config_limits_each_person_and_culls_idle_servers(cgroups):
     assert wrapped == cgroups and feedback[-4:-2] == ["-m", "grader.hub.autofeedback"]
     if cgroups:
         assert f"--memory={4 << 30}" in feedback and "--cpu-shares=128" in feedback
+
+
+def test_the_hub_its_proxy_and_the_reports_listen_where_only_root_can():
+    """No address of the hub's is one a student could bind (grader/hub/layout.py says why): the hub's
+    API on a socket everyone's server may open, the proxy's API in a folder only root enters, the
+    reports service (JupyterHub wants an http URL for it) on a port below 1024; the culler, whose client
+    cannot open a socket, goes through the people's port."""
+    from urllib.parse import quote
+    from traitlets.config import Config
+    from grader.hub import hub_config
+    from grader.hub.hub_config import configure
+    from grader.hub.layout import HubLayout
+    c = Config()
+    configure(c, Path("/srv/course"), "http://0.0.0.0:8000", "proxy", ["t", "s"], ["t"], limits=vars(SETTINGS))
+    layout = HubLayout(Path("/srv/course"))
+    unix = "http+unix://" + quote(str(layout.sockets), safe="")
+    assert c.JupyterHub.hub_bind_url == c.JupyterHub.hub_connect_url == unix + quote("/hub.sock", safe="")
+    assert c.JupyterHub.hub_socket_mode == 0o666
+    assert c.ConfigurableHTTPProxy.api_url == unix + quote("/private/proxy-api.sock", safe="")
+    reports = next(s for s in c.JupyterHub.services if s["name"] == "reports")
+    assert int(reports["url"].rsplit(":", 1)[1]) < 1024, "a port only root can bind"
+    assert hub_config.privileged_port(first_unprivileged=0) is None, "no such port: the service is off"
+    culler = next(s for s in c.JupyterHub.services if s["name"] == "idle-culler")
+    assert "--url=http://127.0.0.1:8000/hub/api" in culler["command"]
+
+
+def test_the_holder_of_a_port_is_told_from_its_sockets():
+    """grader/hub/port_owner.py: a port nobody listens on, one the given processes listen on, one only
+    another process does."""
+    import socket
+    from grader.hub import port_owner
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        assert port_owner.holder(port, {os.getpid()}) is None, "bound, not listening"
+        s.listen(1)
+        assert port_owner.holder(port, {os.getpid()}) == "theirs"
+        holder = subprocess.Popen([sys.executable, "-c", "input()"], stdin=subprocess.PIPE)
+        try:
+            assert port_owner.holder(port, {holder.pid}) == "foreign"
+        finally:
+            holder.communicate(b"\n")
+
+
+def test_a_server_start_on_a_port_another_user_holds_is_refused():
+    """The hub picks a person's port, frees it, and starts the server, which binds it seconds later:
+    another user's process that takes it meanwhile (one that holds every free port and binds each
+    that is freed) would get the person's requests, cookies and all, from the proxy. The spawner waits
+    until the port is held by a process of the person's own groups: here a process of `nobody`'s
+    holds it, and the start is refused, the server stopped, and the next start will pick another port;
+    the person's own listener passes."""
+    import asyncio
+    import socket
+    from types import SimpleNamespace
+    if os.geteuid() != 0:
+        pytest.skip("runs a process as another user")
+    if limits.LocalProcessSpawner is None:
+        pytest.skip("needs jupyterhub")
+    listen = "import socket, sys; s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(); print(s.getsockname()[1], flush=True); sys.stdin.read()"
+    squatter = subprocess.Popen(["runuser", "-u", "nobody", "--", "/usr/bin/python3", "-c", listen],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    server = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    stopped = []
+
+    async def poll():
+        return server.poll()
+
+    async def stop(now=False):
+        stopped.append(now)
+    spawner = SimpleNamespace(http_timeout=30, poll=poll, stop=stop, port=0, user=SimpleNamespace(name="b"))
+    try:
+        spawner.port = port = int(squatter.stdout.readline())
+        groups = SimpleNamespace(pids=lambda: {server.pid})
+        with pytest.raises(limits.LimitsError, match=f"port {port}.* is held by another process"):
+            asyncio.run(limits.LimitedSpawner._own_port(spawner, port, groups))
+        assert stopped == [True] and spawner.port == 0, "the server stopped; the next start picks another port"
+        with socket.socket() as own:
+            own.bind(("127.0.0.1", 0))
+            own.listen()
+            mine = SimpleNamespace(pids=lambda: {os.getpid()})
+            asyncio.run(limits.LimitedSpawner._own_port(spawner, own.getsockname()[1], mine))
+    finally:
+        for process in (squatter, server):
+            process.communicate("" if process is squatter else b"")
 
 
 def test_a_busy_kernel_counts_as_use_until_its_cell_has_run_for_the_limit():
@@ -310,7 +396,7 @@ def test_a_fork_bomb_and_cpu_hog_stay_in_their_limits_while_another_student_work
     throttled = int(dict(line.split() for line in a.groups.read("cpu", "cpu.stat").splitlines())["nr_throttled"])
 
     result = {}
-    stop = Path(f"/tmp/{PREFIX}-stop-{os.getpid()}")   # A's children spin until it exists (at most 150 s)
+    stop = Path(f"/home/{A}/stop-{os.getpid()}")   # A's children spin until it exists (at most 150 s)
     stop.unlink(missing_ok=True)
     bomb = threading.Thread(target=lambda: result.update(
         out=run(ka, FORK_BOMB.format(seconds=150, stop=str(stop)), timeout=240)))
@@ -363,6 +449,202 @@ def test_a_memory_bomb_kills_only_its_kernel_and_the_server_and_files_survive(hu
     # the new kernel's first cell says what happened (grader/hub/memory_note.py), and only the first
     assert "Your kernel was restarted" in said and "512 MiB of memory" in said, said
     assert run(ka, "print('again')").strip() == "again"
+
+
+FILL = """
+import errno, os
+written, error = 0, None
+with open({path!r}, "wb") as f:
+    chunk = b"x" * (1 << 20)
+    try:
+        while written < (4 << 30):
+            f.write(chunk)
+            f.flush()
+            written += 1
+    except OSError as err:
+        error = errno.errorcode[err.errno]
+size = os.statvfs({folder!r})
+print(written, error, size.f_blocks * size.f_frsize >> 20)
+"""
+
+
+def test_a_students_tmp_and_shared_memory_are_their_own_bounded_and_gone_with_their_server(hub, students):
+    """A fills /tmp, then /dev/shm: each is A's own tmpfs of a quarter of A's memory limit
+    (grader/hub/private_mounts.py), so the write stops with "No space left on device" and A's kernel
+    lives on; B and the machine see none of it; when A's server stops it is gone, and A's next start
+    comes up at once. Before: 424 MB written into the machine's /dev/shm under a 512 MiB limit, A's
+    kernel and server OOM-killed without an error, the file left there, and A's next start an HTTP
+    500 and then 300 s "pending"."""
+    a, b = students
+    class_limit = limits.class_groups()["memory"] / "memory.limit_in_bytes"
+    assert int(class_limit.read_text()) == SETTINGS.class_memory_limit(), "the class together has a memory limit"
+    ka, kb = a.kernel(), b.kernel()
+    quarter = SETTINGS.memory >> 22      # MiB
+    for folder in ("/tmp", "/dev/shm"):     # /tmp's file removed, /dev/shm's kept: both would not fit
+        path = f"{folder}/{A}-fill"
+        written, error, size = run(ka, FILL.format(path=path, folder=folder), timeout=120).split()
+        assert (error, int(size)) == ("ENOSPC", quarter), (folder, written, error, size)
+        assert quarter - 8 <= int(written) <= quarter, f"{written} MiB written into {folder} of {size} MiB"
+        assert not Path(path).exists(), f"A's file is in the machine's {folder}"
+        assert run(kb, f"import os; print(os.path.exists({path!r}))").strip() == "False", f"B sees A's {folder}"
+        if folder == "/tmp":
+            run(ka, f"import os; os.remove({path!r})")
+    assert run(ka, "print('alive')").strip() == "alive", "A's kernel died of its own writes"
+    a.hub_api(f"/users/{A}/server", "DELETE")
+    deadline = time.time() + 60
+    while a.server() or a.groups.pids():
+        assert time.time() < deadline, "A's server did not stop"
+        time.sleep(0.5)
+    started = time.time()
+    a.start()
+    print(f"A's server came back in {time.time() - started:.1f} s after filling its /dev/shm and /tmp")
+    listing = run(a.kernel(), "import os; print(sorted(os.listdir('/dev/shm') + os.listdir('/tmp')))")
+    assert f"{A}-fill" not in listing, f"A's files outlived A's server: {listing}"
+
+
+# A's process, started from A's kernel as A, outside A's server's session, for at most SQUAT_SECONDS: it
+# takes each TCP port it is given as soon as it can and records whatever is sent there, and keeps trying
+# to bind, remove or open the Unix sockets it is given; its record, as JSON, goes to a file in A's home.
+SQUAT_SECONDS = 150
+SQUAT_CODE = """
+import json, os, select, socket, sys, time
+ports, paths, result_file, stop_file, seconds = json.loads(sys.argv[1])
+held, received, tried = {}, {}, {"bound": [], "removed": [], "connected": [], "refused": 0}
+end = time.time() + seconds
+while time.time() < end and not os.path.exists(stop_file):
+    for port in ports:
+        if port not in held:
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)   # past the service's TIME_WAIT connections
+            try:
+                s.bind(("127.0.0.1", port))
+                s.listen(16)
+                held[port] = s
+            except OSError:
+                s.close()
+    for port, s in held.items():
+        while select.select([s], [], [], 0)[0] and not os.path.exists(stop_file):
+            conn, _ = s.accept()
+            conn.settimeout(0.5)
+            try:
+                received[str(port)] = received.get(str(port), "") + conn.recv(65536).decode("latin-1")
+            except OSError:
+                pass
+            conn.close()
+    for path in paths:
+        for action in ("bound", "removed", "connected"):
+            u = socket.socket(socket.AF_UNIX)
+            try:
+                if action == "bound":
+                    u.bind(path)
+                elif action == "removed":
+                    os.unlink(path)
+                else:
+                    u.connect(path)
+                if path not in tried[action]:
+                    tried[action].append(path)
+            except OSError:
+                tried["refused"] += 1
+            finally:
+                u.close()
+    if not os.path.exists(result_file + ".started"):
+        open(result_file + ".started", "w").close()
+    time.sleep(0.05)
+tried["held"], tried["received"] = sorted(held), received
+open(result_file, "w").write(json.dumps(tried))
+"""
+
+
+def squat(person: "Person", kernel, ports: list, paths: list, tag: str) -> tuple:
+    """SQUAT_CODE started from `person`'s kernel; (its result file, its stop file), in their home."""
+    home = Path(f"/home/{person.name}")
+    result, stop = home / f"squat-{tag}.json", home / f"squat-{tag}.stop"
+    args = json.dumps([ports, [str(p) for p in paths], str(result), str(stop), SQUAT_SECONDS])
+    cell = (f"import subprocess, sys\nsubprocess.Popen(['setsid', sys.executable, '-c', {SQUAT_CODE!r}, {args!r}], "
+            f"stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open({str(result) + '.err'!r}, 'w'))\n"
+            "print('waiting')")
+    assert run(kernel, cell).strip() == "waiting"
+    deadline = time.time() + 30
+    while not Path(f"{result}.started").exists():   # it has tried everything once
+        assert time.time() < deadline, "the squatter did not start"
+        time.sleep(0.2)
+    return result, stop
+
+
+def squat_result(result: Path, stop: Path) -> dict:
+    """Stop the squatter; what it did."""
+    stop.touch()
+    deadline = time.time() + 30
+    while True:
+        try:
+            return json.loads(result.read_text())
+        except (OSError, ValueError):    # not written yet, or half written
+            err = Path(f"{result}.err")
+            assert time.time() < deadline, (f"the squatter wrote no result: {err.read_text() if err.exists() else ''}"
+                                            + subprocess.run(["ps", "-u", result.parent.name, "-o", "pid,stat,wchan:20,args"],
+                                                             capture_output=True, text=True).stdout[-3000:])
+            time.sleep(0.2)
+
+
+def reports_service_pids() -> set:
+    return {p.pid for p in psutil.process_iter(["cmdline"])
+            if any("grader.hub.reports_service" in part for part in p.info["cmdline"] or [])}
+
+
+def listening_ports(uid: int) -> set:
+    """The TCP ports that `uid`'s sockets listen on, as any user can read them."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and int(fields[7]) == uid:
+                found.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return found
+
+
+def hub_text(url: str, token: str) -> str:
+    request = urllib.request.Request(url, headers={"Authorization": f"token {token}"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return response.read().decode()
+
+
+def test_a_students_process_waiting_for_a_services_address_gets_nothing_across_its_restart(hub, students):
+    """A's process waits for the reports service's port and its old one (the hub's port + 3; + 1 and
+    + 2 were the hub's and the proxy's APIs) and tries the hub's sockets, while the service is killed
+    and the hub starts it again. Before: A's process held the port 0.2 s after the restart and the
+    proxy handed it the instructor's `Authorization: token ...`. Now both APIs listen on Unix sockets
+    in folders only root writes and the service on a port only root can bind: A takes none of them,
+    binds, removes or opens no private socket, nothing is sent to a port A holds, and the
+    instructor's request reaches the real reports."""
+    a, _ = students
+    ka = a.kernel()
+    port, layout = int(hub.url.rsplit(":", 1)[1]), hub.layout
+    private = [layout.proxy_api_socket]
+    before = reports_service_pids()
+    assert before, "no reports service is running"
+    (service,) = [c.laddr.port for pid in before for c in psutil.Process(pid).net_connections() if c.status == "LISTEN"]
+    result, stop = squat(a, ka, [port + 1, port + 2, port + 3, service], [layout.hub_socket, *private], "services")
+    teacher = token_of(hub, INSTRUCTOR)
+    for pid in before:
+        os.kill(pid, signal.SIGKILL)       # a crash, an OOM kill: the hub starts it again
+    deadline, came_back = time.time() + 120, False
+    while not came_back and time.time() < deadline:
+        a.server_api("/kernels")           # A's lab is open: the culler leaves A's server (and process) alone
+        now = reports_service_pids()
+        if now and not now & before:
+            try:
+                came_back = "Class reports" in hub_text(f"{hub.url}/services/reports/", teacher)
+            except OSError:
+                pass
+        time.sleep(0.5)
+    tried = squat_result(result, stop)
+    assert service < 1024 and service not in tried["held"], f"A took the service's port {service}"
+    assert {port + 1, port + 2, port + 3} <= set(tried["held"]), "A's process took every free port it tried"
+    assert not tried["received"], f"A's process received what was meant for a service: {tried['received']}"
+    assert came_back, "the reports service did not come back within 120 s"
+    assert not tried["bound"] and not tried["removed"], tried
+    assert not set(tried["connected"]) & {str(p) for p in private}, tried
+    assert str(layout.hub_socket) in tried["connected"], "everyone's server talks to the hub's API socket"
 
 
 # What A's kernel leaves behind, outside its server's session: `setsid nohup sleep` and a double-forked

@@ -22,7 +22,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from grader.course import COURSE_ID, REPO_ROOT, SOURCE, chapters
-from grader.hub import busy_activity, limits, memory_note, unix_users
+from grader.hub import busy_activity, limits, memory_note, private_mounts, unix_users
 from grader.hub.layout import HubLayout
 from grader.hub.roster import read_roster
 from grader.inbound import QUARANTINE
@@ -329,6 +329,38 @@ def write_hub_config(layout: HubLayout, people, url: str, settings=None, cgroups
            mode=0o600)
 
 
+SOCKET_PATH_MAX = 107   # bytes of a Unix socket's path (sun_path, less its NUL)
+
+
+def check_root(layout: HubLayout) -> None:
+    """Each person's server has its own /tmp, /var/tmp and /dev/shm (grader/hub/private_mounts.py),
+    where folders of the hub's under them would not be."""
+    for private in private_mounts.FOLDERS:
+        if layout.root.is_relative_to(private):
+            raise HubError(f"HUB_ROOT {layout.root} is under {private}, which each person's server replaces "
+                           "with its own: choose a folder elsewhere (the default is /srv/pytorch-course)")
+
+
+def check_socket_paths(layout: HubLayout) -> None:
+    """The hub's sockets must fit in a socket address; say so before anything is made."""
+    longest = max((layout.hub_socket, layout.proxy_api_socket), key=lambda path: len(os.fsencode(path)))
+    if len(os.fsencode(longest)) > SOCKET_PATH_MAX:
+        raise HubError(f"HUB_ROOT is too long: the hub's socket {longest} would be over {SOCKET_PATH_MAX} "
+                       "bytes, the most a Unix socket's path may have. Choose a shorter HUB_ROOT.")
+
+
+def warn_unless_privileged(port: int) -> None:
+    """The people's port is the one address a student could take while the hub is down (its login
+    page would then be theirs): below ip_unprivileged_port_start only root can bind it."""
+    try:
+        first = int(Path("/proc/sys/net/ipv4/ip_unprivileged_port_start").read_text())
+    except (OSError, ValueError):
+        first = 1024
+    if port >= first:
+        print(f"make hub: note: port {port} can be bound by any user of this server while the hub is stopped; "
+              f"a port below {first} (or a proxy in front, such as nginx on 443) cannot", file=sys.stderr)
+
+
 def setup(roster: Path, root: Path, url: str = DEFAULT_URL, chapters=None) -> HubLayout:
     """Everything `make hub` does before starting JupyterHub; `chapters`: those to release the first
     time (default: every one). Returns the layout."""
@@ -340,6 +372,9 @@ def setup(roster: Path, root: Path, url: str = DEFAULT_URL, chapters=None) -> Hu
     if parts.scheme != "http" or not parts.port:
         raise HubError(f"HUB_URL must look like http://127.0.0.1:8000, not {url!r}")
     layout = HubLayout(Path(root).resolve())
+    check_root(layout)
+    check_socket_paths(layout)
+    warn_unless_privileged(parts.port)
     unix_users.ensure_group(unix_users.INSTRUCTORS)
     layout.make_folders(unix_users.INSTRUCTORS)
     created = create_users(people, layout)

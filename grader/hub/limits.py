@@ -63,13 +63,22 @@ class Settings:
     busy_limit: int = 8 * 3600   # seconds a cell that runs keeps its server from being culled
     grading_memory: int = 4 << 30     # bytes, the feedback service's grading (GradingGroups)
     grading_cpu_shares: int = 128     # against the class folder's 1024 (the cgroup default)
+    class_memory: int = 0        # bytes for the whole class together; 0: the machine's less grading_memory and 1 GiB
+
+    def class_memory_limit(self, total: int | None = None) -> int:
+        """The class folder's memory limit: what all people's servers may hold together, so that the
+        hub, its proxy and the grading keep theirs however many people fill their own."""
+        if self.class_memory:
+            return self.class_memory
+        total = total or os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        return max(1 << 30, total - self.grading_memory - (1 << 30))
 
     def describe(self) -> str:
         minutes = f"{self.idle_timeout / 60:g} min" if self.idle_timeout >= 60 else f"{self.idle_timeout} s"
         idle = f"stopped after {minutes} idle" if self.idle_timeout else "never stopped"
         cores = "core" if self.cpus == 1 else "cores"
         return (f"{self.memory / (1 << 30):g} GiB of memory, {self.cpus:g} {cores}, {self.processes} processes "
-                f"per person; idle servers {idle}")
+                f"per person, {self.class_memory_limit() / (1 << 30):.1f} GiB for the class together; idle servers {idle}")
 
 
 def parse_size(text: str) -> int:
@@ -87,7 +96,8 @@ def parse_seconds(text: str) -> int:
 
 
 PARSERS = {"memory": parse_size, "cpus": float, "processes": int, "idle_timeout": parse_seconds,
-           "cull_every": parse_seconds, "busy_limit": parse_seconds, "grading_memory": parse_size, "grading_cpu_shares": int}
+           "cull_every": parse_seconds, "busy_limit": parse_seconds, "grading_memory": parse_size, "grading_cpu_shares": int,
+           "class_memory": parse_size}
 
 
 def settings_path(roster: Path) -> Path:
@@ -187,6 +197,14 @@ def problem() -> str | None:
 
 def _write(path: Path, value) -> None:
     path.write_text(f"{value}\n")
+
+
+def limit_class_memory(limit: int, base: dict | None = None) -> None:
+    """Set the class folder's memory limit (the people's groups are below it: v1 with
+    memory.use_hierarchy, the default, counts them all against it)."""
+    folder = (base or class_groups())["memory"]
+    folder.mkdir(parents=True, exist_ok=True)
+    _write(folder / "memory.limit_in_bytes", limit)
 
 
 class PersonGroups:
@@ -318,6 +336,7 @@ if LocalProcessSpawner is not None:
         server as MEM_LIMIT and CPU_LIMIT); pids_limit caps processes and threads."""
 
         pids_limit = Integer(512, help="processes and threads per person (cgroup pids.max)").tag(config=True)
+        class_mem_limit = Integer(0, help="bytes for all people's servers together (0: none)").tag(config=True)
 
         def _groups(self) -> PersonGroups:
             return PersonGroups(self.user.name)
@@ -330,15 +349,44 @@ if LocalProcessSpawner is not None:
             if not await asyncio.to_thread(groups.remove, True):
                 raise LimitsError(f"{self.user.name}'s groups still hold processes that could not be killed: "
                                   f"{sorted(groups.pids())}")
+            if self.class_mem_limit:
+                try:
+                    limit_class_memory(int(self.class_mem_limit))
+                except OSError as err:   # the class already holds more (a limit lowered in settings.txt)
+                    self.log.error("the class's memory limit %d could not be set: %s", self.class_mem_limit, err)
             groups.create(int(self.mem_limit), float(self.cpu_limit), int(self.pids_limit))
-            return await super().start()
+            address = await super().start()
+            await self._own_port(address[1], groups)
+            return address
+
+        async def _own_port(self, port: int, groups: PersonGroups) -> None:
+            """Wait until the server listens on `port`; refuse the start if another process holds it
+            (grader/hub/port_owner.py). A server that dies first is left to the hub, which reports it."""
+            from grader.hub import port_owner
+            deadline = time.monotonic() + self.http_timeout
+            while time.monotonic() < deadline and await self.poll() is None:
+                holder = await asyncio.to_thread(port_owner.holder, port, groups.pids())
+                if holder == "theirs":
+                    return
+                if holder == "foreign":
+                    await self.stop(now=True)
+                    self.port = 0     # so that the next start picks another
+                    raise LimitsError(f"port {port}, which {self.user.name}'s server was to use, is held by "
+                                      "another process: the start was refused (start again for another port)")
+                await asyncio.sleep(0.2)
+
+        tmp_size = Integer(0, help="bytes of each of the person's own /tmp, /var/tmp and /dev/shm "
+                                   "(grader/hub/private_mounts.py); 0: a quarter of the memory limit").tag(config=True)
 
         def make_preexec_fn(self, name):
+            from grader.hub import private_mounts
             become_user = super().make_preexec_fn(name)
             groups = self._groups()
+            private_folders = private_mounts.preparer(self.tmp_size or int(self.mem_limit) // 4)
 
             def preexec():
                 groups.join()          # still root, in the child, before anything of the person's runs
+                private_folders()      # what the server writes there is charged to the groups just joined
                 become_user()
             return preexec
 

@@ -1,0 +1,55 @@
+"""Who listens on a TCP port: the person's own server, or someone else's process.
+
+A person's JupyterLab listens on a port the hub picked on 127.0.0.1, and the proxy sends that
+person's requests (their cookies with them) to whatever listens there. Any user of the server can
+bind a free port: a classmate's process that took it first would receive them. So the spawner
+(grader/hub/limits.py) waits, after each start, until the port is held by a process of the person's
+own groups, and refuses the start if another process holds it. docs/GRADING.md, "A class on one
+server"."""
+import os
+from pathlib import Path
+
+LISTEN = "0A"   # the state column of /proc/net/tcp for a listening socket
+
+
+def listening_inodes(port: int, proc: Path = Path("/proc")) -> set:
+    """The inodes of the sockets that listen on `port`, on any address (IPv4 and IPv6)."""
+    found = set()
+    for table in ("tcp", "tcp6"):
+        try:
+            lines = (proc / "net" / table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            local, state, inode = fields[1], fields[3], fields[9]
+            if state == LISTEN and int(local.rsplit(":", 1)[1], 16) == port:
+                found.add(int(inode))
+    return found
+
+
+def socket_inodes(pids, proc: Path = Path("/proc")) -> set:
+    """The inodes of the sockets that the processes `pids` have open."""
+    found = set()
+    for pid in pids:
+        try:
+            fds = os.listdir(proc / str(pid) / "fd")
+        except OSError:      # gone, or not ours to read
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(proc / str(pid) / "fd" / fd)
+            except OSError:
+                continue
+            if target.startswith("socket:["):
+                found.add(int(target[len("socket:["):-1]))
+    return found
+
+
+def holder(port: int, pids) -> str | None:
+    """"theirs" when a socket of `pids` listens on `port`, "foreign" when only others' do, None when
+    nobody listens there (yet)."""
+    listening = listening_inodes(port)
+    if not listening:
+        return None
+    return "theirs" if listening & socket_inodes(pids) else "foreign"
