@@ -485,6 +485,7 @@ def test_a_students_tmp_and_shared_memory_are_their_own_bounded_and_gone_with_th
         written, error, size = run(ka, FILL.format(path=path, folder=folder), timeout=120).split()
         assert (error, int(size)) == ("ENOSPC", quarter), (folder, written, error, size)
         assert quarter - 8 <= int(written) <= quarter, f"{written} MiB written into {folder} of {size} MiB"
+        print(f"A wrote {written} MiB into its {folder} of {size} MiB, then {error}")
         assert not Path(path).exists(), f"A's file is in the machine's {folder}"
         assert run(kb, f"import os; print(os.path.exists({path!r}))").strip() == "False", f"B sees A's {folder}"
         if folder == "/tmp":
