@@ -65,28 +65,29 @@ def configure(c, root: Path, url: str, proxy: str, people: list, instructors: li
         # ... its grading in a group of its own, below the people's servers for the CPU (grader/hub/limits.py)
         feedback = [str(layout.python), "-m", "grader.hub.limits", f"--memory={settings.grading_memory}",
                     f"--cpu-shares={settings.grading_cpu_shares}", "--", *feedback]
-    reports_port = privileged_port()
     c.JupyterHub.services = [{
         "name": "autofeedback",
         "command": feedback,
         "cwd": str(layout.course),
         "environment": {"PATH": layout.path},
-    }, {
-        # The class reports (grader/hub/reports_service.py), for instructors only: the hub lets only the
-        # instructors' group reach it, and the service checks the Unix group again.
-        "name": "reports",
-        "url": f"http://127.0.0.1:{reports_port}",
-        "command": [str(layout.python), "-m", "grader.hub.reports_service", "--course", str(layout.course)],
-        "cwd": str(layout.course),
-        "environment": {"PATH": layout.path},
-        "display": True,
-        "oauth_no_confirm": True,
     }]
+    reports_port = privileged_port()
     if reports_port is None:
-        c.JupyterHub.services = [s for s in c.JupyterHub.services if s["name"] != "reports"]
         print("the class reports service is off: any user of this server may bind any port "
-              "(net.ipv4.ip_unprivileged_port_start is 0), so one could pose as it; `make reports` writes "
+              "(net.ipv4.ip_unprivileged_port_start is 0), so one could pose as it; `make report` writes "
               "the same pages", file=sys.stderr)
+    else:
+        c.JupyterHub.services.append({
+            # The class reports (grader/hub/reports_service.py), for instructors only: the hub lets only the
+            # instructors' group reach it, and the service checks the Unix group again.
+            "name": "reports",
+            "url": f"http://127.0.0.1:{reports_port}",
+            "command": [str(layout.python), "-m", "grader.hub.reports_service", "--course", str(layout.course)],
+            "cwd": str(layout.course),
+            "environment": {"PATH": layout.path},
+            "display": True,
+            "oauth_no_confirm": True,
+        })
     c.JupyterHub.load_groups = {"instructors": {"users": sorted(instructors)}}
     c.JupyterHub.load_roles = [{"name": "class-reports", "description": "read the class reports",
                                 "scopes": ["access:services!service=reports"], "groups": ["instructors"]}]
