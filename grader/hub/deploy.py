@@ -22,7 +22,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from grader.course import COURSE_ID, REPO_ROOT, SOURCE, chapters
-from grader.hub import busy_activity, limits, memory_note, private_mounts, unix_users
+from grader.hub import busy_activity, limits, memory_note, port_owner, private_mounts, unix_users
 from grader.hub.layout import HubLayout
 from grader.hub.roster import read_roster
 from grader.inbound import QUARANTINE
@@ -352,10 +352,7 @@ def check_socket_paths(layout: HubLayout) -> None:
 def warn_unless_privileged(port: int) -> None:
     """The people's port is the one address a student could take while the hub is down (its login
     page would then be theirs): below ip_unprivileged_port_start only root can bind it."""
-    try:
-        first = int(Path("/proc/sys/net/ipv4/ip_unprivileged_port_start").read_text())
-    except (OSError, ValueError):
-        first = 1024
+    first = port_owner.first_unprivileged_port()
     if port >= first:
         print(f"make hub: note: port {port} can be bound by any user of this server while the hub is stopped; "
               f"a port below {first} (or a proxy in front, such as nginx on 443) cannot", file=sys.stderr)

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from urllib.parse import quote, urlsplit, urlunsplit
 
-from grader.hub import busy_activity
+from grader.hub import busy_activity, port_owner
 from grader.hub.layout import HubLayout
 from grader.hub.limits import Settings
 
@@ -130,10 +130,7 @@ def privileged_port(first_unprivileged: int | None = None) -> int | None:
     ip_unprivileged_port_start; 1024 unless a container lowered it), highest first; None if there is
     no such port. Chosen at each start of the hub, which runs this as root."""
     if first_unprivileged is None:
-        try:
-            first_unprivileged = int(Path("/proc/sys/net/ipv4/ip_unprivileged_port_start").read_text())
-        except (OSError, ValueError):
-            first_unprivileged = 1024
+        first_unprivileged = port_owner.first_unprivileged_port()
     top = min(first_unprivileged, 1024)
     for port in range(top - 1, top // 2, -1):
         with socket.socket() as probe:

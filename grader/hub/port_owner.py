@@ -10,6 +10,15 @@ import os
 from pathlib import Path
 
 LISTEN = "0A"   # the state column of /proc/net/tcp for a listening socket
+UNPRIVILEGED_START = Path("/proc/sys/net/ipv4/ip_unprivileged_port_start")
+
+
+def first_unprivileged_port() -> int:
+    """The lowest port any user may bind; below it only root can (1024 unless a container lowered it)."""
+    try:
+        return int(UNPRIVILEGED_START.read_text())
+    except (OSError, ValueError):
+        return 1024
 
 
 def listening_inodes(port: int, proc: Path = Path("/proc")) -> set:
