@@ -142,8 +142,8 @@ student-bundle: setup  ## what students get, without solutions or hidden tests: 
 bench-grading: setup  ## grade a class serially and in parallel; prints the speed-up ratio last
 	$(PY) tests/bench_grading.py
 
-bench-feedback: setup  ## the deadline rush: STUDENTS (30) hand in 05 within WITHIN s (60; 0: all at once) to the feedback service; prints the median and the last
-	$(PY) tests/bench_feedback.py --rush $(or $(STUDENTS),30) --within $(or $(WITHIN),60)
+bench-feedback: setup  ## the deadline rush: STUDENTS (30) hand in 05 within WITHIN s (60; 0: all at once) to the feedback service (CLI=1: by cold `nbgrader submit`s); prints the median and the last
+	$(PY) tests/bench_feedback.py --rush $(or $(STUDENTS),30) --within $(or $(WITHIN),60) $(if $(CLI),--cli)
 
 audit-seeds: setup  ## every answer set in tests/answers judged for 8 students' seeds: the same verdict for each
 	$(PY) tests/seed_audit.py $(CHAPTERS)

@@ -4,6 +4,7 @@ own, polling, as the hub runs it (grader/hub/autofeedback.py).
     .venv/bin/python tests/bench_feedback.py [--handins 3] [--interval 2]
     .venv/bin/python tests/bench_feedback.py --rush 30 [--within 60]     (make bench-feedback STUDENTS=30)
     .venv/bin/python tests/bench_feedback.py --rush 30 --within 0        (make bench-feedback WITHIN=0: all at once)
+    .venv/bin/python tests/bench_feedback.py --rush 30 --within 0 --cli  (make bench-feedback WITHIN=0 CLI=1)
 
 1. copies the course to a temporary folder and releases 00_setup into its exchange;
 2. starts `python -m grader.hub.autofeedback --course COPY --interval 2` and waits until it watches;
@@ -15,7 +16,10 @@ own, polling, as the hub runs it (grader/hub/autofeedback.py).
    started, while its workers still warm up (each keeps a zygote and a warm nbgrader).
 
 --rush N, the deadline rush: N students hand in 05_training_loop within --within seconds (one every
-within/N s, each `nbgrader submit` in a thread of its own; --within 0: all N at the same moment), a class as tests/bench_grading.py makes it
+within/N s; --within 0: all N at the same moment), each from a process of its own started before the
+rush with nbgrader imported, as the Submit button hands in inside a student's running server
+(tests/submissions.py, StudentServer; --cli: a cold `nbgrader submit` each, whose imports cost about a
+CPU-second apiece while the service grades), a class as tests/bench_grading.py makes it
 (the reference, the untouched release, the answer sets and mixes of them, so that scores differ). It
 times each from the start of its Submit to its released feedback, and checks that each was graded
 once (one line in the attempts history) with the score that `make autograde`'s code gives the same
@@ -41,7 +45,7 @@ from pathlib import Path
 import psutil
 
 from grader.release import release
-from submissions import ExchangeStudent, copy_course, solution_copy, submission_path
+from submissions import ExchangeStudent, StudentServer, copy_course, solution_copy, submission_path
 
 ASSIGNMENT = "00_setup"
 RUSH = "05_training_loop"
@@ -114,7 +118,7 @@ def submit_to_feedback(course: Path, student: ExchangeStudent, timeout: float = 
     return time.perf_counter() - started
 
 
-def rush(students: int, within: float, interval: float) -> int:
+def rush(students: int, within: float, interval: float, cli: bool = False) -> int:
     """The deadline rush (see the module's doc); returns 0 when both targets hold and every score is right."""
     from concurrent.futures import ThreadPoolExecutor
     from bench_grading import build_class
@@ -136,13 +140,19 @@ def rush(students: int, within: float, interval: float) -> int:
               f"cpu.shares {default.grading_cpu_shares})" if group else
               f"the service without cgroups ({limits.problem() or 'not root'})", flush=True)
         service = start_service(course, interval, group)
-        started, feedback, problems = {}, {}, []
+        started, feedback, problems, servers = {}, {}, [], {}
+
+        homes = {name: ExchangeStudent(course, name, tmp / "homes" / name) for name in names}
+        if not cli:   # every student's server up, nbgrader imported, before the moment, as on a hub
+            with ThreadPoolExecutor(4) as pool:
+                servers = dict(zip(names, pool.map(StudentServer, homes.values())))
 
         def hand_in(i: int, name: str) -> None:
             time.sleep(max(0.0, t0 + i * within / students - time.perf_counter()))
-            student = ExchangeStudent(course, name, tmp / "homes" / name)
+            student = homes[name]
             started[name] = time.perf_counter()
-            student.submit(RUSH, {f"{RUSH}.ipynb": submission_path(fresh, name, RUSH).read_bytes()})
+            (student if cli else servers[name]).submit(RUSH, {f"{RUSH}.ipynb": submission_path(fresh, name, RUSH)
+                                                              .read_bytes()})
             released = student.released_feedback(RUSH, RUSH)
             while not released.exists():
                 if time.perf_counter() - started[name] > 1800:
@@ -161,6 +171,8 @@ def rush(students: int, within: float, interval: float) -> int:
                 list(pool.map(hand_in, range(students), names))
             submitted = max(started.values()) - t0
         finally:
+            for server in servers.values():
+                server.close()
             service.send_signal(signal.SIGTERM)
             service.wait(timeout=120)
             if group:
@@ -170,7 +182,8 @@ def rush(students: int, within: float, interval: float) -> int:
                       f"{groups.oom_kills()} OOM kills", flush=True)
                 groups.remove(kill=True)
         print(others.report(), flush=True)
-        print(f"{students} hand-ins of {RUSH} submitted within {submitted:.0f} s", flush=True)
+        print(f"{students} hand-ins of {RUSH} submitted within {submitted:.0f} s, "
+              f"{'each by a cold `nbgrader submit`' if cli else 'each in its running server'}", flush=True)
 
         others = OthersCpu()
         began = time.perf_counter()
@@ -212,10 +225,13 @@ def main() -> int:
     parser.add_argument("--rush", type=int, metavar="N", help=f"N students hand in {RUSH} at once (see above)")
     parser.add_argument("--within", type=float, default=60.0,
                         help="the rush's hand-ins spread over these seconds (0: all at the same moment)")
+    parser.add_argument("--cli", action="store_true",
+                        help="the rush's hand-ins each by a cold `nbgrader submit` process (default: in each "
+                             "student's server, started before, as the hub's Submit button does)")
     args = parser.parse_args()
     os.environ.setdefault("COURSE_OFFLINE", "1")   # as `make test`: no kernel tries the network
     if args.rush:
-        return rush(args.rush, args.within, args.interval)
+        return rush(args.rush, args.within, args.interval, args.cli)
     with tempfile.TemporaryDirectory(prefix="bench-feedback-") as tmp:
         course = copy_course(Path(tmp) / "course")
         release([ASSIGNMENT], course=course)

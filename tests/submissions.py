@@ -1,6 +1,7 @@
 """Building course copies and student submissions, for the tests and the grading benchmark (tests/bench_grading.py)."""
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -86,8 +87,8 @@ class ExchangeStudent:
             raise RuntimeError(f"nbgrader {args[0]} as {self.name} failed:\n{proc.stdout}{proc.stderr}")
         return proc.stdout + proc.stderr
 
-    def submit(self, assignment: str, notebooks: dict) -> str:
-        """Hand in {file name: NotebookNode or bytes} as `assignment`; return the submission's timestamp."""
+    def place(self, assignment: str, notebooks: dict) -> None:
+        """Put {file name: NotebookNode or bytes} in the student's folder of `assignment`, as their editor would."""
         folder = self.home / assignment
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir()
@@ -96,15 +97,23 @@ class ExchangeStudent:
                 (folder / name).write_bytes(nb)
             else:
                 nbformat.write(nb, folder / name)
+
+    def submit(self, assignment: str, notebooks: dict) -> str:
+        """Hand in {file name: NotebookNode or bytes} as `assignment` with `nbgrader submit`; return the
+        submission's timestamp."""
+        self.place(assignment, notebooks)
         self.nbgrader("submit", assignment)
         return self.last_submission(assignment).name.split("+")[2]
 
+    def cache(self) -> Path:
+        return self.home / ".jupyter-data" / "nbgrader_cache"
+
     def has_submitted(self, assignment: str) -> bool:
-        return any((self.home / ".jupyter-data" / "nbgrader_cache" / COURSE_ID).glob(f"*+{assignment}+*"))
+        return any((self.cache() / COURSE_ID).glob(f"*+{assignment}+*"))
 
     def last_submission(self, assignment: str) -> Path:
         """The newest submission in the student's cache (the folder Fetch Feedback reads)."""
-        return sorted((self.home / ".jupyter-data" / "nbgrader_cache" / COURSE_ID).glob(f"*+{assignment}+*"))[-1]
+        return sorted((self.cache() / COURSE_ID).glob(f"*+{assignment}+*"))[-1]
 
     def released_feedback(self, assignment: str, notebook: str) -> Path:
         """Where release_feedback puts the feedback on the newest submission's `notebook`, as fetch_feedback
@@ -119,3 +128,55 @@ class ExchangeStudent:
         self.nbgrader("fetch_feedback", assignment)
         return {folder.name: {page.name: page.read_text() for page in folder.glob("*.html")}
                 for folder in sorted((self.home / assignment / "feedback").glob("*"))}
+
+
+# A student's running server, as far as Submit goes: nbgrader's lab extension hands an assignment in
+# inside the server's own process (server_extensions/assignment_list: ExchangeFactory(config).Submit(...)
+# .start()), with nbgrader imported long before. Arguments: course id, student, exchange root, the
+# folder holding the assignments, the nbgrader cache; one assignment per line on stdin.
+_SERVER_SUBMIT = """
+import sys, traceback
+from traitlets.config import Config
+from nbgrader.auth import Authenticator
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.exchange import ExchangeFactory
+course_id, student, root, home, cache = sys.argv[1:]
+print("ready", flush=True)
+for line in sys.stdin:
+    config = Config()
+    config.CourseDirectory.course_id, config.CourseDirectory.student_id = course_id, student
+    config.CourseDirectory.assignment_id = line.strip()
+    config.Exchange.root, config.Exchange.assignment_dir, config.Exchange.cache = root, home, cache
+    try:
+        ExchangeFactory(config=config).Submit(coursedir=CourseDirectory(config=config),
+                                              authenticator=Authenticator(config=config), config=config).start()
+        print("submitted", flush=True)
+    except BaseException:
+        print("failed " + repr(traceback.format_exc()), flush=True)
+"""
+
+
+class StudentServer:
+    """The Submit button of `student`'s running server (see _SERVER_SUBMIT): started, nbgrader imported,
+    before the moment it is used, as a class's servers are before a deadline."""
+
+    def __init__(self, student: ExchangeStudent):
+        self.student = student
+        self.proc = subprocess.Popen([sys.executable, "-c", _SERVER_SUBMIT, COURSE_ID, student.name,
+                                      str(student.course / EXCHANGE), str(student.home), str(student.cache())],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                     env=tool_env(), cwd=student.home)
+        if self.proc.stdout.readline().strip() != "ready":
+            raise RuntimeError(f"{student.name}'s submitting process did not start")
+
+    def submit(self, assignment: str, notebooks: dict) -> None:
+        self.student.place(assignment, notebooks)
+        self.proc.stdin.write(assignment + "\n")
+        self.proc.stdin.flush()
+        said = self.proc.stdout.readline().strip()
+        if said != "submitted":
+            raise RuntimeError(f"Submit as {self.student.name} failed: {said}")
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
