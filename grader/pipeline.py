@@ -48,10 +48,11 @@ RELEASE = [
 
 SANITIZE = [
     "nbgrader.preprocessors.ClearOutput",
+    "grader.preprocessors.reattach_metadata.ReattachMetadata",  # cells an editor stripped of their metadata
     "grader.preprocessors.deduplicate_ids.DeduplicateIds",      # nbgrader's crashes on a copied test cell
     "nbgrader.preprocessors.OverwriteKernelspec",
     "grader.preprocessors.restore_test_cells.RestoreTestCells",  # untouched ones quietly (no warning)...
-    "nbgrader.preprocessors.OverwriteCells",                    # test cells back from the gradebook...
+    "grader.preprocessors.overwrite_cells.OverwriteCells",      # test cells back from the gradebook, missing ones too...
     "nbgrader.preprocessors.CheckCellMetadata",
     "grader.preprocessors.strip_hidden_tests.StripHiddenTests",  # ...minus their hidden sections
 ]

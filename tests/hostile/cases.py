@@ -518,6 +518,50 @@ def leaks_hidden_lines(course):
     return with_answers(solution_copy(CHAPTER, course), LEAKS)
 
 
+# ---- hand-ins from other editors and earlier releases: each gets a grade (issue 46) ----------------
+
+def _answered_release(course):
+    """The tiny assignment's release with both exercises answered right, as a student hands it in."""
+    answers = {_grade_id(c): c.source for c in solution_copy(TINY, course).cells
+               if c.metadata.get("nbgrader", {}).get("solution")}
+    return with_answers(release_copy(TINY, course), answers)
+
+
+def earlier_release(course):
+    """Worked in the release before the last exercise was added (make lab writes a new release beside a
+    notebook the student changed): the exercise it lacks scores 0, the others keep their points."""
+    nb = _answered_release(course)
+    nb.cells = [c for c in nb.cells if _grade_id(c) not in ("answer", "answer_tests")]
+    return nb
+
+
+def retyped_answer(course):
+    """`double`'s answer cell deleted with its test, and the answer typed again in a new cell (Colab and
+    VS Code do not enforce `deletable: false`)."""
+    nb = _answered_release(course)
+    index = next(i for i, c in enumerate(nb.cells) if _grade_id(c) == "double")
+    retyped = nbformat.v4.new_code_cell(nb.cells[index].source)
+    nb.cells[index:index + 2] = [retyped]
+    return nb
+
+
+def metadata_stripped(course):
+    """Every cell's metadata gone (nbgrader's and the tags), the cell ids kept, as the release made them."""
+    nb = _answered_release(course)
+    for cell in nb.cells:
+        cell.metadata = nbformat.NotebookNode()
+    return nb
+
+
+def old_format_stripped(course):
+    """No metadata and no cell ids (nbformat 4.4, as older editors save): known by the released text."""
+    nb = metadata_stripped(course)
+    nb.nbformat_minor = 4
+    for cell in nb.cells:
+        del cell["id"]
+    return nb
+
+
 # each 'no loops' attack must hit exactly the exercises whose work is counted (python_loop: one of
 # them), or the score it expects is wrong
 for _attack, _targets in {"work_hidden (more_wrong answers)": _ANSWERS["more_wrong"], "leaks_hidden_lines": LEAKS}.items():
@@ -567,6 +611,11 @@ CASES = {
     "reads_working_folder": Case(reads_working_folder, 3.0, False),
     "floods_output": Case(floods_output, 3.0, False),
     "fills_disk": Case(fills_disk, 3.0, False),
+    # other editors and releases: graded as the fair column of docs/GRADING.md's table says
+    "earlier_release": Case(earlier_release, 2.0, False),
+    "retyped_answer": Case(retyped_answer, 3.0, False),
+    "metadata_stripped": Case(metadata_stripped, 3.0, False),
+    "old_format_stripped": Case(old_format_stripped, 3.0, False),
     # chapter 01: how its exercises are judged
     "tensor_subclass": Case(tensor_subclass, 0.0, True, CHAPTER),
     "python_loop": Case(python_loop, FULL[CHAPTER] - points_of(["sq_distances"]), False, CHAPTER),
