@@ -33,7 +33,7 @@ from hostile.tiny import add_tiny_assignment
 HONEST = ("victim", "honest")
 FEEDBACK = "fb"   # the reference, but broadcast_shape lines shapes up from the left (its points lost), for the feedback tests
 CELL_TIMEOUT = 10
-CPU_LIMIT = 30
+CPU_LIMIT = 15
 DISK_LIMIT_MB = 64
 
 
@@ -58,7 +58,8 @@ def graded_class(tmp_path_factory):
     start = time.perf_counter()
     log = io.StringIO()   # what the grading said of a submission it could not grade: in each failure's message
     with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stderr(Tee(log, sys.stderr)):
-        # a kernel gets CPU_LIMIT seconds of CPU (honest chapter-01 ones need about 10 s here)
+        # a kernel gets CPU_LIMIT seconds of CPU: an honest chapter-01 one uses about 2.5 s for its cells
+        # (measured 2026-11-29) and a little more for the probes; the stubborn loop burns all of it
         mp.setenv("COURSE_SANDBOX_CPU", str(CPU_LIMIT))
         mp.setenv("COURSE_SANDBOX_DISK", str(DISK_LIMIT_MB * 1024**2))
         code = autograde_all(jobs=default_jobs(), course=course, progress=False, timeout=600,
