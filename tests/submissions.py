@@ -6,7 +6,7 @@ from pathlib import Path
 
 import nbformat
 
-from grader.course import (COURSE_ID, EXCHANGE, REPO_ROOT, nbgrader_cmd, release_notebook, source_notebook,
+from grader.course import (COURSE_ID, EXCHANGE, REPO_ROOT, release_notebook, source_notebook,
                            tool_env)
 
 # What a course copy leaves behind: environments, VCS data, instructor state.
@@ -70,22 +70,12 @@ def solution_copy(assignment: str, course: Path):
 
 class ExchangeStudent:
     """A student on nbgrader's exchange, as on the hub: a folder of their own, their own nbgrader cache
-    (which `submit` writes and `fetch_feedback` reads), and their id given as `--student` (nbgrader 0.9
+    (which `submit` writes and `fetch_feedback` reads), and their id given as the student id (nbgrader 0.9
     takes the Unix user name otherwise, or JUPYTERHUB_USER when that name is jovyan)."""
 
     def __init__(self, course: Path, name: str, home: Path):
         self.course, self.name, self.home = Path(course), name, Path(home)
         self.home.mkdir(parents=True, exist_ok=True)
-
-    def nbgrader(self, *args) -> str:
-        """Run an nbgrader exchange command as this student; return its log."""
-        proc = subprocess.run(nbgrader_cmd(*args, "--student", self.name, "--course", COURSE_ID,
-                                           f"--Exchange.root={self.course / EXCHANGE}"),
-                              cwd=self.home, env=tool_env({"JUPYTER_DATA_DIR": str(self.home / ".jupyter-data")}),
-                              capture_output=True, text=True)
-        if proc.returncode:
-            raise RuntimeError(f"nbgrader {args[0]} as {self.name} failed:\n{proc.stdout}{proc.stderr}")
-        return proc.stdout + proc.stderr
 
     def place(self, assignment: str, notebooks: dict) -> None:
         """Put {file name: NotebookNode or bytes} in the student's folder of `assignment`, as their editor would."""
@@ -99,14 +89,24 @@ class ExchangeStudent:
                 nbformat.write(nb, folder / name)
 
     def submit(self, assignment: str, notebooks: dict) -> str:
-        """Hand in {file name: NotebookNode or bytes} as `assignment` with `nbgrader submit`; return the
-        submission's timestamp."""
+        """Hand in {file name: NotebookNode or bytes} as `assignment`, as the Assignments tab's Submit
+        does (nbgrader's exchange, in this process); return the submission's timestamp."""
         self.place(assignment, notebooks)
-        self.nbgrader("submit", assignment)
+        run_exchange("Submit", self.exchange_config(assignment))
         return self.last_submission(assignment).name.split("+")[2]
 
     def cache(self) -> Path:
         return self.home / ".jupyter-data" / "nbgrader_cache"
+
+    def exchange_config(self, assignment: str):
+        """nbgrader's configuration of one exchange action of this student's on `assignment`."""
+        from traitlets.config import Config
+        config = Config()
+        config.CourseDirectory.course_id, config.CourseDirectory.student_id = COURSE_ID, self.name
+        config.CourseDirectory.assignment_id = assignment
+        config.Exchange.root, config.Exchange.assignment_dir = str(self.course / EXCHANGE), str(self.home)
+        config.Exchange.cache = str(self.cache())
+        return config
 
     def has_submitted(self, assignment: str) -> bool:
         return any((self.cache() / COURSE_ID).glob(f"*+{assignment}+*"))
@@ -124,46 +124,47 @@ class ExchangeStudent:
         return self.course / EXCHANGE / COURSE_ID / "feedback" / f"{name}.html"
 
     def fetch_feedback(self, assignment: str) -> dict:
-        """`nbgrader fetch_feedback`, then {timestamp: {notebook file name: HTML}} of what the student has."""
-        self.nbgrader("fetch_feedback", assignment)
+        """Fetch Feedback (nbgrader's exchange, in this process), then {timestamp: {notebook file name: HTML}}
+        of what the student has."""
+        run_exchange("FetchFeedback", self.exchange_config(assignment))
         return {folder.name: {page.name: page.read_text() for page in folder.glob("*.html")}
                 for folder in sorted((self.home / assignment / "feedback").glob("*"))}
 
 
-# A student's running server, as far as Submit goes: nbgrader's lab extension hands an assignment in
-# inside the server's own process (server_extensions/assignment_list: ExchangeFactory(config).Submit(...)
-# .start()), with nbgrader imported long before. Arguments: course id, student, exchange root, the
-# folder holding the assignments, the nbgrader cache; one assignment per line on stdin.
-_SERVER_SUBMIT = """
-import sys, traceback
-from traitlets.config import Config
-from nbgrader.auth import Authenticator
-from nbgrader.coursedir import CourseDirectory
-from nbgrader.exchange import ExchangeFactory
-course_id, student, root, home, cache = sys.argv[1:]
-print("ready", flush=True)
-for line in sys.stdin:
-    config = Config()
-    config.CourseDirectory.course_id, config.CourseDirectory.student_id = course_id, student
-    config.CourseDirectory.assignment_id = line.strip()
-    config.Exchange.root, config.Exchange.assignment_dir, config.Exchange.cache = root, home, cache
-    try:
-        ExchangeFactory(config=config).Submit(coursedir=CourseDirectory(config=config),
-                                              authenticator=Authenticator(config=config), config=config).start()
-        print("submitted", flush=True)
-    except BaseException:
-        print("failed " + repr(traceback.format_exc()), flush=True)
-"""
+def run_exchange(action: str, config) -> None:
+    """An exchange action ("Submit", "FetchFeedback") as nbgrader's lab extension runs it: in the
+    process, no `nbgrader` command (server_extensions/assignment_list: ExchangeFactory(config).Submit(...))."""
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange import ExchangeFactory
+    getattr(ExchangeFactory(config=config), action)(coursedir=CourseDirectory(config=config),
+                                                    authenticator=Authenticator(config=config), config=config).start()
+
+
+def serve_submits(course: str, student: str, home: str) -> None:
+    """A student's running server, as far as Submit goes (StudentServer's process): nbgrader imported
+    once, then one Submit per assignment named on stdin."""
+    import traceback
+    import nbgrader.auth, nbgrader.coursedir, nbgrader.exchange, traitlets.config  # noqa: E401, F401 (imported now, as a server has)
+    me = ExchangeStudent(Path(course), student, Path(home))
+    print("ready", flush=True)
+    for line in sys.stdin:
+        try:
+            run_exchange("Submit", me.exchange_config(line.strip()))
+            print("submitted", flush=True)
+        except BaseException:
+            print("failed " + repr(traceback.format_exc()), flush=True)
 
 
 class StudentServer:
-    """The Submit button of `student`'s running server (see _SERVER_SUBMIT): started, nbgrader imported,
+    """The Submit button of `student`'s running server (serve_submits): started, nbgrader imported,
     before the moment it is used, as a class's servers are before a deadline."""
 
     def __init__(self, student: ExchangeStudent):
         self.student = student
-        self.proc = subprocess.Popen([sys.executable, "-c", _SERVER_SUBMIT, COURSE_ID, student.name,
-                                      str(student.course / EXCHANGE), str(student.home), str(student.cache())],
+        self.proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
+                                      "from submissions import serve_submits; serve_submits(*sys.argv[2:])",
+                                      str(Path(__file__).parent), str(student.course), student.name, str(student.home)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                      env=tool_env(), cwd=student.home)
         if self.proc.stdout.readline().strip() != "ready":
