@@ -113,6 +113,43 @@ def name_in_check_cell(nb, name: str):
     return nb
 
 
+def exercise_ids(path) -> list:
+    """The grade ids of a notebook's exercises (its answer cells), in order."""
+    import json
+    cells = json.loads(Path(path).read_text()).get("cells", [])
+    return [c["metadata"]["nbgrader"]["grade_id"] for c in cells
+            if c.get("metadata", {}).get("nbgrader", {}).get("solution") and c["metadata"]["nbgrader"].get("grade_id")]
+
+
+def older_release(path, releases=None) -> str | None:
+    """What to tell a student whose notebook lacks exercises that the course's current release of its
+    chapter has (they kept working in an earlier release: `make lab` never overwrites a changed
+    notebook, it writes `<chapter>.updated.ipynb` beside it); None when it lacks none, or no release
+    of its chapter is here (a hub's or Colab's copy of the course has no notebooks/ folder)."""
+    from grader.course import RELEASE, REPO_ROOT
+    path = Path(path).resolve()
+    # the course's notebooks/ above the workspace the notebook is in (make lab's), else this code's own
+    for releases in [Path(releases)] if releases else [*(p / RELEASE for p in path.parents), REPO_ROOT / RELEASE]:
+        chapter = path.parent.name if (releases / path.parent.name).is_dir() else next(
+            (c.name for c in sorted(releases.glob("*")) if c.is_dir() and path.name.startswith(c.name)), None)
+        current = releases / chapter / f"{chapter}.ipynb" if chapter else None
+        if current is not None and current.is_file() and current != path:
+            break
+    else:
+        return None
+    try:
+        have = set(exercise_ids(path))
+    except (OSError, ValueError):
+        return None
+    lacking = [grade_id for grade_id in exercise_ids(current) if grade_id not in have]
+    if not lacking:
+        return None
+    return (f"{path.name} is an earlier release of {chapter}: it lacks the exercise"
+            f"{'s' if len(lacking) > 1 else ''} {', '.join(lacking)}, which would score 0. "
+            f"Work in and hand in the current release: `make lab` puts it beside this notebook as "
+            f"{chapter}.updated.ipynb, with your answers carried over.")
+
+
 def running_notebook():
     """The notebook this kernel runs for, where Jupyter's server says, else None.
 
@@ -149,8 +186,13 @@ def report(path, timeout: int = 120) -> list:
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path} not found: save the notebook, and pass its file name")
+    note = older_release(path)
+    if note:
+        print(note)
     results = run_checks(path, timeout)
     print(format_table(results))
+    if note:
+        print(note)   # again under the table, where the eye ends
     return results
 
 

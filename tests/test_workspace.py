@@ -9,6 +9,9 @@ from grader.course import COURSE_ID, REPO_ROOT, nbgrader_cmd, release_notebook, 
 from grader.release import release
 from submissions import copy_course, solution_cell_ids, with_answers
 from grader.workspace import WORKSPACE, sync
+from grader import selfcheck
+from grader.authoring import write_notebook
+from hostile import tiny
 
 CHAPTER, UNTOUCHED = "01_tensors", "02_autograd"
 
@@ -65,6 +68,31 @@ def checked_notebook(nb) -> str:
               for node in ast.walk(ast.parse(cell.source))
               if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "check_notebook"]
     return name
+
+
+def test_a_student_working_in_an_earlier_release_is_told_which_exercise_it_lacks(tmp_path, monkeypatch, capsys):
+    """The course adds an exercise after the student began: make lab says so when it writes the new
+    release beside the student's copy, and the self-check of the old copy says so too (issue 46)."""
+    course = copy_course(tmp_path / "course")
+    first_release = tiny.cells()[:-2]      # without its last exercise, `answer`
+    write_notebook(first_release, source_notebook(tiny.NAME, course))
+    release([tiny.NAME], course=course)
+    sync(course)
+    mine = course / WORKSPACE / tiny.NAME / f"{tiny.NAME}.ipynb"
+    mine.write_text(mine.read_text().replace("raise NotImplementedError", "return 2 * x  #"))   # an answer
+    assert selfcheck.older_release(mine) is None, "the current release, said to be an older one"
+
+    write_notebook(tiny.cells(), source_notebook(tiny.NAME, course))
+    release([tiny.NAME], course=course)
+    messages = sync(course)
+    assert any("hand in that one (yours lacks answer)" in m for m in messages), messages
+    note = selfcheck.older_release(mine)
+    assert note and "lacks the exercise answer" in note and f"{tiny.NAME}.updated.ipynb" in note, note
+    assert selfcheck.older_release(mine.with_name(f"{tiny.NAME}.updated.ipynb")) is None
+
+    monkeypatch.setattr(selfcheck, "run_checks", lambda path, timeout: [])   # the table is test_selfcheck's
+    selfcheck.report(mine)
+    assert capsys.readouterr().out.count("lacks the exercise answer") == 2, "above and under the table"
 
 
 def test_git_never_sees_the_workspace():
