@@ -133,8 +133,9 @@ ANSWER_SETS = {"alternative": True, "wrong": False, "other_wrong": False, "overf
 # Sets that answer only some exercises (the reference answers the rest), each must score 0 where it answers:
 # course_copy binds what the course ships (torchcourse, ddp_scripts) to the exercise's name; more_wrong holds
 # a further plausible mistake where one exercise needs a third (issue 20's kinds of lax checks); found_wrong
-# one more, where an exercise already has a more_wrong (issue 34: wrong answers that a review found passing).
-PARTIAL_SETS = ("course_copy", "more_wrong", "found_wrong")
+# one more, where an exercise already has a more_wrong (issue 34: wrong answers that a review found passing);
+# review_wrong and review_more_wrong two more of that kind (issue 45's review).
+PARTIAL_SETS = ("course_copy", "more_wrong", "found_wrong", "review_wrong", "review_more_wrong")
 
 
 def load_answers(chapter: str) -> dict:

@@ -10,9 +10,10 @@ in six versions (tests/chapter_classes.py grades them all once).
 - `other_wrong`: a second, different plausible mistake  -> 0 on every test cell
 - `overfit`: answers that special-case the visible tests' inputs: the visible asserts pass in
   the student's kernel, and still                      -> 0 on every test cell
-- `course_copy`, `more_wrong` (where a chapter has them): the reference with some exercises
-  answered by binding the course's own copy, or by a further mistake -> 0 on those test cells,
-  full points on the others
+- `course_copy`, `more_wrong`, `found_wrong`, `review_wrong`, `review_more_wrong` (where a chapter
+  has them): the reference with some exercises answered by binding the course's own copy, or by a
+  further mistake (the last three: mistakes that reviews found passing an earlier version of the
+  hidden checks) -> 0 on those test cells, full points on the others
 """
 import json
 

@@ -309,6 +309,48 @@ def region_summary(path):
         totals[name] = totals.get(name, 0) + e["dur"]
     return counts, (max(totals, key=totals.get) if totals else None)
 """,
+        # strict containment: a call of the same name that ends exactly with its outer call is
+        # counted again (issue 45's review)
+        "review_wrong": """
+import json
+
+
+def region_summary(path):
+    with open(path) as file:
+        events = json.load(file)["traceEvents"]
+    regions = [e for e in events if e.get("ph") == "X" and e.get("cat") == "user_annotation"]
+    counts, totals, outer_end = {}, {}, {}
+    for e in sorted(regions, key=lambda e: (e["ts"], -e["dur"])):
+        name, end = e["name"], e["ts"] + e["dur"]
+        counts[name] = counts.get(name, 0) + 1
+        thread = (name, e["pid"], e["tid"])
+        if thread in outer_end and end < outer_end[thread]:
+            continue
+        outer_end[thread] = end
+        totals[name] = totals.get(name, 0) + e["dur"]
+    return counts, (max(totals, key=totals.get) if totals else None)
+""",
+        # a call inside any other region's call adds no time: a region nested in another one is
+        # counted too little (issue 45's review)
+        "review_more_wrong": """
+import json
+
+
+def region_summary(path):
+    with open(path) as file:
+        events = json.load(file)["traceEvents"]
+    regions = [e for e in events if e.get("ph") == "X" and e.get("cat") == "user_annotation"]
+    counts, totals, outer_end = {}, {}, {}
+    for e in sorted(regions, key=lambda e: (e["ts"], -e["dur"])):
+        name, end = e["name"], e["ts"] + e["dur"]
+        counts[name] = counts.get(name, 0) + 1
+        thread = (e["pid"], e["tid"])
+        if thread in outer_end and end <= outer_end[thread]:
+            continue
+        outer_end[thread] = end
+        totals[name] = totals.get(name, 0) + e["dur"]
+    return counts, (max(totals, key=totals.get) if totals else None)
+""",
     },
     "classify_images": {
         "alternative": '''

@@ -451,6 +451,37 @@ def scaled_step(model, optimizer, scaler, inputs, targets, loss_fn, max_norm):
     scaler.update()
     return bool(torch.isfinite(loss))
 ''',
+        # tells a skipped step by the first parameter's gradient alone: an overflow only in a later
+        # layer's gradients is reported as a step taken (issue 45's review)
+        "found_wrong": '''
+def scaled_step(model, optimizer, scaler, inputs, targets, loss_fn, max_norm):
+    optimizer.zero_grad()
+    with torch.autocast(device_type=inputs.device.type, dtype=torch.float16):
+        loss = loss_fn(model(inputs), targets)
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    first = next(model.parameters()).grad
+    taken = bool(torch.isfinite(first).all())
+    nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+    return taken
+''',
+        # clears the gradients after the step instead of before it: right from a fresh model, but the
+        # gradients a model already carries are added to the first step's (issue 45's review)
+        "review_wrong": '''
+def scaled_step(model, optimizer, scaler, inputs, targets, loss_fn, max_norm):
+    with torch.autocast(device_type=inputs.device.type, dtype=torch.float16):
+        loss = loss_fn(model(inputs), targets)
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scale = scaler.get_scale()
+    scaler.step(optimizer)
+    scaler.update()
+    optimizer.zero_grad()
+    return scaler.get_scale() >= scale
+''',
     },
 
     "tool_for": {
