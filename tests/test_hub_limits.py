@@ -196,8 +196,9 @@ def test_a_process_that_keeps_changing_its_pid_dies_with_its_groups():
     PersonGroups.remove(kill=True)), against a student's process (nobody) that forks and exits in a
     loop, so that a list of the group's pids is stale by the time it is read: it dies, and the groups
     go. (Freezing the group first, which issue 44 asked for, was tried: without it this hopper, one or
-    four of them at 0.5 or 2 CPUs, died within 0.1 s every time; Linux drops a fork whose parent has a
-    fatal signal pending, and a hopper is mostly in fork. Not added: it changed nothing measurable.)"""
+    four of them at 0.5 or 2 CPUs, died within 0.1 s every time, likely because Linux abandons a fork
+    whose parent has a fatal signal pending and a hopper is mostly in fork. Not added: it changed
+    nothing measurable.)"""
     groups = limits.PersonGroups(f"test-hopper-{os.getpid()}")
     groups.create(memory=256 << 20, cpus=0.5, processes=32)
     nobody = pwd.getpwnam("nobody")
