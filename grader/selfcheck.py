@@ -121,6 +121,12 @@ def exercise_ids(path) -> list:
             if c.get("metadata", {}).get("nbgrader", {}).get("solution") and c["metadata"]["nbgrader"].get("grade_id")]
 
 
+def lacking_exercises(notebook, release) -> list:
+    """The exercises of `release` that `notebook` does not have (both paths to notebooks)."""
+    have = set(exercise_ids(notebook))
+    return [grade_id for grade_id in exercise_ids(release) if grade_id not in have]
+
+
 def older_release(path, releases=None) -> str | None:
     """What to tell a student whose notebook lacks exercises that the course's current release of its
     chapter has (they kept working in an earlier release: `make lab` never overwrites a changed
@@ -138,10 +144,9 @@ def older_release(path, releases=None) -> str | None:
     else:
         return None
     try:
-        have = set(exercise_ids(path))
+        lacking = lacking_exercises(path, current)
     except (OSError, ValueError):
         return None
-    lacking = [grade_id for grade_id in exercise_ids(current) if grade_id not in have]
     if not lacking:
         return None
     return (f"{path.name} is an earlier release of {chapter}: it lacks the exercise"

@@ -19,7 +19,7 @@ from pathlib import Path
 import nbformat
 
 from grader.course import COURSE_ID, EXCHANGE, RELEASE, REPO_ROOT
-from grader.selfcheck import exercise_ids, name_in_check_cell
+from grader.selfcheck import lacking_exercises, name_in_check_cell
 
 WORKSPACE = "workspace"
 RECORD = ".releases.json"
@@ -86,7 +86,7 @@ def sync(course: Path = REPO_ROOT, workspace: Path | None = None) -> list:
             merged = carry_answers(nbformat.read(dst, as_version=4), nbformat.read(src, as_version=4))
             # the self-check cell is no nbgrader cell (not locked, no grade id, no checksum): safe to edit
             nbformat.write(name_in_check_cell(merged, updated.name), updated)
-            lacking = [g for g in exercise_ids(src) if g not in set(exercise_ids(dst))]
+            lacking = lacking_exercises(dst, src)
             messages.append(f"{name} has a newer release. Your copy is untouched; "
                             f"{updated.relative_to(workspace).as_posix()} is the new release "
                             f"with your answers carried over"

@@ -9,9 +9,10 @@ before the next of the source's cells that the hand-in has, or at its end: after
 student wrote in its place, so that a retyped answer is run before its test. Its text says that it
 was put back. docs/GRADING.md, "Every hand-in gets a grade".
 """
-from nbgrader import utils
 from nbgrader.preprocessors import OverwriteCells as _NbgraderOverwriteCells
 from traitlets import Unicode
+
+from grader.preprocessors.reattach_metadata import is_nbgrader_cell
 
 
 class OverwriteCells(_NbgraderOverwriteCells):
@@ -24,8 +25,7 @@ class OverwriteCells(_NbgraderOverwriteCells):
         order = [cell.name for cell in source_nb.source_cells]
         grade_cells = {cell.name: cell for cell in source_nb.grade_cells}
         answers = {cell.name for cell in source_nb.solution_cells}
-        present = {cell.metadata.nbgrader["grade_id"] for cell in nb.cells
-                   if utils.is_grade(cell) or utils.is_solution(cell) or utils.is_locked(cell)}
+        present = {cell.metadata.nbgrader["grade_id"] for cell in nb.cells if is_nbgrader_cell(cell)}
         for position, name in enumerate(order):
             if name not in grade_cells or name in present:
                 continue
@@ -40,5 +40,4 @@ class OverwriteCells(_NbgraderOverwriteCells):
     @staticmethod
     def _index(nb, grade_id: str) -> int:
         return next(i for i, cell in enumerate(nb.cells)
-                    if (utils.is_grade(cell) or utils.is_solution(cell) or utils.is_locked(cell))
-                    and cell.metadata.nbgrader.get("grade_id") == grade_id)
+                    if is_nbgrader_cell(cell) and cell.metadata.nbgrader.get("grade_id") == grade_id)

@@ -43,7 +43,8 @@ def gradebook_cells(gb, notebook: str, assignment: str) -> dict:
     return found
 
 
-def _has_metadata(cell) -> bool:
+def is_nbgrader_cell(cell) -> bool:
+    """Whether a cell carries nbgrader's metadata (a test, an answer or a locked cell)."""
     return utils.is_grade(cell) or utils.is_solution(cell) or utils.is_locked(cell)
 
 
@@ -53,10 +54,10 @@ class ReattachMetadata(NbGraderPreprocessor):
         with Gradebook(info["db_url"]) as gb:
             known = gradebook_cells(gb, info["notebook"], info["assignment"])
         present = {cell.metadata.nbgrader["grade_id"] for cell in nb.cells
-                   if _has_metadata(cell) and cell.metadata.nbgrader.get("grade_id")}
+                   if is_nbgrader_cell(cell) and cell.metadata.nbgrader.get("grade_id")}
         by_text = {text: name for name, (metadata, text, _) in known.items() if metadata["locked"] and text}
         for cell in nb.cells:
-            if _has_metadata(cell):
+            if is_nbgrader_cell(cell):
                 continue
             name = cell.get("id")
             if name not in known or name in present:
@@ -76,7 +77,7 @@ class ReattachMetadata(NbGraderPreprocessor):
             return
         tagged = [cell for cell in nbformat.read(solution, as_version=4).cells if cell.metadata.get("tags")]
         by_id = {cell.get("id"): cell.metadata.tags for cell in tagged}
-        by_text = {cell.source.strip(): cell.metadata.tags for cell in tagged if not _has_metadata(cell)}
+        by_text = {cell.source.strip(): cell.metadata.tags for cell in tagged if not is_nbgrader_cell(cell)}
         for cell in nb.cells:
             if "tags" not in cell.metadata:
                 tags = by_id.get(cell.get("id")) or by_text.get(cell.source.strip())

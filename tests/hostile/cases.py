@@ -553,6 +553,18 @@ def metadata_stripped(course):
     return nb
 
 
+def test_posed_by_id(course):
+    """No metadata given back grants anything: `double`'s test deleted, and a cell of the student's that
+    passes, stripped of metadata, under the test's id. It becomes the test, and the gradebook's test
+    runs in it: the wrong `double` loses its 2 points."""
+    nb = _wrong_double(_answered_release(course))
+    index = next(i for i, c in enumerate(nb.cells) if _grade_id(c) == "double_tests")
+    posing = nbformat.v4.new_code_cell("pass  # my test")
+    posing.id = "double_tests"
+    nb.cells[index] = posing
+    return nb
+
+
 def old_format_stripped(course):
     """No metadata and no cell ids (nbformat 4.4, as older editors save): known by the released text."""
     nb = metadata_stripped(course)
@@ -616,6 +628,7 @@ CASES = {
     "retyped_answer": Case(retyped_answer, 3.0, False),
     "metadata_stripped": Case(metadata_stripped, 3.0, False),
     "old_format_stripped": Case(old_format_stripped, 3.0, False),
+    "test_posed_by_id": Case(test_posed_by_id, 1.0, False),
     # chapter 01: how its exercises are judged
     "tensor_subclass": Case(tensor_subclass, 0.0, True, CHAPTER),
     "python_loop": Case(python_loop, FULL[CHAPTER] - points_of(["sq_distances"]), False, CHAPTER),
