@@ -4,6 +4,7 @@ The hub is set up from a roster by grader.hub.deploy, exactly as `make hub` does
 folder, ports and Unix users, all removed afterwards (and the repository's mode, which the setup
 closes to others, put back). Used by tests/test_hub.py, tests/test_hub_limits.py and the hub benchmarks.
 """
+import contextlib
 import json
 import os
 import shutil
@@ -115,10 +116,27 @@ def running_hub(roster_text: str, chapters=None):
                 os.killpg(process.pid, signal.SIGKILL)
             except ProcessLookupError:                   # it had died: its log says why
                 print(f"JupyterHub had stopped:\n{layout.log.read_text()[-3000:]}")
+        stop_what_runs_from(root)
         for person in read_roster(roster):
             unix_users.remove_user(person.name)
         os.chmod(REPO_ROOT, repo_mode)
         shutil.rmtree(root, ignore_errors=True)
+
+
+def stop_what_runs_from(root: Path) -> None:
+    """Kill, by id, every process still running from the hub's folder: the proxy and the services run in
+    sessions of their own, which the hub stops on SIGTERM, but not when it was killed after 30 s (a busy
+    machine): they outlived the test, and the next hub's tests found its reports service."""
+    import psutil
+    left = []
+    for proc in psutil.process_iter(["cmdline"]):
+        if any(str(root) in part for part in proc.info["cmdline"] or []):
+            with contextlib.suppress(psutil.NoSuchProcess):
+                proc.kill()
+                left.append(proc)
+    psutil.wait_procs(left, timeout=30)
+    if left:
+        print(f"killed {len(left)} processes the hub left running from {root}")
 
 
 def hub_call(url: str, token: str | None = None, method: str = "GET", body=None, timeout: float = 60):

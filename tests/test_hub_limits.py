@@ -618,9 +618,11 @@ def squat_result(result: Path, stop: Path) -> dict:
             time.sleep(0.2)
 
 
-def reports_service_pids() -> set:
+def reports_service_pids(hub) -> set:
+    """The processes of this hub's reports service (by its course folder: not another hub's)."""
     return {p.pid for p in psutil.process_iter(["cmdline"])
-            if any("grader.hub.reports_service" in part for part in p.info["cmdline"] or [])}
+            if "grader.hub.reports_service" in (p.info["cmdline"] or [])
+            and str(hub.layout.course) in (p.info["cmdline"] or [])}
 
 
 def hub_text(url: str, token: str) -> str:
@@ -641,7 +643,7 @@ def test_a_students_process_waiting_for_a_services_address_gets_nothing_across_i
     ka = a.kernel()
     port, layout = int(hub.url.rsplit(":", 1)[1]), hub.layout
     private = [layout.proxy_api_socket]
-    before = reports_service_pids()
+    before = reports_service_pids(hub)
     assert before, "no reports service is running"
     (service,) = [c.laddr.port for pid in before for c in psutil.Process(pid).net_connections() if c.status == "LISTEN"]
     result, stop = squat(a, ka, [port + 1, port + 2, port + 3, service], [layout.hub_socket, *private], "services")
@@ -651,7 +653,7 @@ def test_a_students_process_waiting_for_a_services_address_gets_nothing_across_i
     deadline, came_back = time.time() + 120, False
     while not came_back and time.time() < deadline:
         a.server_api("/kernels")           # A's lab is open: the culler leaves A's server (and process) alone
-        now = reports_service_pids()
+        now = reports_service_pids(hub)
         if now and not now & before:
             try:
                 came_back = "Class reports" in hub_text(f"{hub.url}/services/reports/", teacher)
