@@ -78,6 +78,9 @@ hub: setup $(PROXY)  ## JupyterHub for a class from ROSTER (hub/roster.txt): mak
 # first, then the gaps between its busy modules (tests/conftest.py runs those last; COURSE_TEST_TIMELINE=FILE
 # logs when each test starts, from both chains, to see what ran while the CPU idled). They run at a
 # lower priority so that they take that CPU rather than share the suite's; their log follows the suite's.
+# One thread per torch process (OMP_NUM_THREADS=1): the two chains already keep both cores busy, and a
+# second thread only spun; nbval alone took 233 CPU-s with torch's default 2 threads and 153 with one
+# (measured 2026-11-29, every output still equal). Grading sets its own (grader/pipeline.py, GRADING_THREADS).
 # A hang anywhere is stopped after TEST_TIMEOUT seconds (SIGINT: pytest still prints where it was)
 # rather than holding CI to its own limit; a quiet 2-core machine needs about 700.
 BESIDE_LOG := .beside.log
@@ -86,7 +89,7 @@ LATER := tests/test_run_all.py tests/test_no_answer_ships.py tests/test_regrade.
 TEST_TIMEOUT ?= 3600
 STOP_HANG = timeout -k 60 -s INT $(TEST_TIMEOUT)
 test: setup $(PROXY)  ## run the whole suite: harness tests, end-to-end grading, nbval on solutions/
-	@export COURSE_QUICK=1 COURSE_OFFLINE=1 CUDA_VISIBLE_DEVICES=; \
+	@export COURSE_QUICK=1 COURSE_OFFLINE=1 CUDA_VISIBLE_DEVICES= OMP_NUM_THREADS=1 MKL_NUM_THREADS=1; \
 	{ nice -n 10 $(STOP_HANG) $(PY) -m pytest $(BESIDE) -p no:cacheprovider --durations=10 && hub=0 || hub=$$?; \
 	  nice -n 10 $(STOP_HANG) $(PY) -m pytest --nbval solutions --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 300 \
 		-p no:cacheprovider && notebooks=0 || notebooks=$$?; \

@@ -18,8 +18,16 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# What the tasks use is imported here, once, when a worker first unpickles a task: not in each task's
+# thread. torch's import is not thread-safe: a `dask worker` whose task imported it while another
+# thread of the process did refused a whole class ("cannot import name 'nn' from partially initialized
+# module 'torch'", and Python 3.11's "AST constructor recursion depth mismatch" from torch.jit's parsing).
+from nbgrader.api import Gradebook
+
 from grader import timings
 from grader.class_grading.transfer import read_batch_rows, read_tree, write_tree
+from grader.judge.probes import gradebook_hidden_sections
+from grader.judge.reference import saved_reference
 from grader.class_grading.warm_nbgrader import WarmNbgrader
 from grader.course import SOURCE, tool_env
 from grader.extensions import FILE as EXTENSIONS
@@ -164,9 +172,6 @@ def reference_task(files: AssignmentFiles, students: list, env: dict, wall: bool
     """{"notebooks": {notebook: saved reference run}, "seconds": s} for `students`, one run per
     notebook that has hidden checks (grader/judge/reference.py, saved_reference)."""
     start = time.perf_counter()
-    from grader.judge.probes import gradebook_hidden_sections
-    from grader.judge.reference import saved_reference
-    from nbgrader.api import Gradebook
     _take_settings(env, wall)
     if wall:
         sandbox.Zygote.for_child()   # started here, in the task's thread (see warm_up), if not yet

@@ -1,0 +1,79 @@
+"""A real Dask cluster on this machine, as an instructor starts one for `make autograde SCHEDULER=...`:
+a `dask scheduler` and two single-threaded `dask worker` processes, each in its own folder, on
+127.0.0.1; and a thread that kills a worker the moment it grades. tests/chapter_classes.py grades the
+chapters' class on it; tests/test_cluster_grading.py checks what the killed worker left.
+"""
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+
+DASK = Path(sys.executable).with_name("dask")
+
+
+def _start(cmd, folder: Path) -> subprocess.Popen:
+    folder.mkdir(parents=True, exist_ok=True)
+    log = open(folder / "log.txt", "wb")   # a file, not a pipe nobody reads
+    return subprocess.Popen(cmd, cwd=folder, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """The process and everything it started (its session's group), by id."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        pass
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+@contextlib.contextmanager
+def dask_cluster(base: Path):
+    """The address of a scheduler with two single-threaded workers, each in its own folder under `base`."""
+    info = base / "scheduler" / "scheduler.json"
+    procs = [_start([str(DASK), "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                     "--scheduler-file", str(info)], base / "scheduler")]
+    try:
+        while not info.exists():   # the scheduler writes it once it listens (or the wait below says it died)
+            assert procs[0].poll() is None, (base / "scheduler" / "log.txt").read_text()[-3000:]
+            time.sleep(0.2)
+        address = json.loads(info.read_text())["address"]
+        for name in ("w1", "w2"):
+            procs.append(_start([str(DASK), "worker", address, "--name", name, "--nthreads", "1", "--nworkers", "1",
+                                 "--host", "127.0.0.1", "--no-dashboard", "--local-directory", str(base / name)],
+                                base / name))
+        from distributed import Client
+        with Client(address, timeout=30) as client:
+            client.wait_for_workers(2, timeout=120)
+        yield address
+    finally:
+        for proc in reversed(procs):
+            _stop(proc)
+
+
+def kill_a_worker_while_it_grades(address: str, found: dict, done) -> None:
+    """SIGKILL a worker process as soon as it runs nbgrader on a batch (until `done` is set); record
+    in `found` which worker and the nbgrader processes it was running."""
+    from distributed import Client
+    with Client(address, timeout=30) as client:
+        while not done.is_set():
+            pids = client.run(os.getpid)
+            for worker, keys in client.processing().items():
+                if worker not in pids or not any(str(k).startswith("batch_task") for k in keys):
+                    continue
+                children = psutil.Process(pids[worker]).children(recursive=True)
+                graders = [c.pid for c in children if "nbgrader" in " ".join(c.cmdline())]
+                if graders:
+                    os.kill(pids[worker], signal.SIGKILL)
+                    found.update(worker=worker, nbgrader=graders)
+                    return
+            time.sleep(0.2)
