@@ -17,6 +17,7 @@ import pytest
 from grader.course import REPO_ROOT, chapters, run_nbgrader
 from grader.release import release
 from submissions import copy_course
+from waiting import process_alive, wait_until
 
 ANSWERS_DIR = Path(__file__).parent / "answers"
 
@@ -94,6 +95,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _answers(server: Lab) -> bool:
+    try:
+        server.call("/api/status")
+        return True
+    except OSError:
+        return False
+
+
 @pytest.fixture(scope="session")
 def lab(tmp_path_factory):
     """`make lab` as a student starts it: the workspace filled from the release, JupyterLab on it."""
@@ -106,16 +115,8 @@ def lab(tmp_path_factory):
     proc = subprocess.Popen(["make", "--no-print-directory", "lab", f"LAB_ARGS={args}", f"WORKSPACE={server.workspace}"],
                             cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        deadline = time.time() + 90
-        while time.time() < deadline:
-            try:
-                server.call("/api/status")
-                break
-            except OSError:
-                assert proc.poll() is None, (base / "lab.log").read_text()[-3000:]
-                time.sleep(1)
-        else:
-            pytest.fail("JupyterLab did not start within 90 s")
+        wait_until(lambda: _answers(server), "make lab's JupyterLab to answer",
+                   alive=process_alive(proc, "make lab", base / "lab.log"), every=1)
         yield server
     finally:
         os.killpg(proc.pid, signal.SIGTERM)

@@ -27,6 +27,7 @@ from grader.hub import deploy, unix_users
 from grader.hub.layout import HubLayout
 from grader.hub.roster import read_roster
 from test_browser import CHROMIUM_FLAGS, chromium_path
+from waiting import process_alive, wait_until
 
 HUBS_FOLDER = Path("/srv")
 SLOW = 120_000     # ms: a first JupyterLab start, a grading on a busy machine
@@ -76,15 +77,12 @@ def require_hub(with_limits: bool = False) -> None:
 
 
 def wait_healthy(url: str, hub: subprocess.Popen, log: Path) -> None:
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        assert hub.poll() is None, log.read_text()[-3000:]
+    def healthy():
         try:
-            if urllib.request.urlopen(f"{url}/hub/health", timeout=5).status == 200:
-                return
+            return urllib.request.urlopen(f"{url}/hub/health", timeout=5).status == 200
         except OSError:
-            time.sleep(0.5)
-    raise RuntimeError(f"JupyterHub did not answer within 60 s:\n{log.read_text()[-3000:]}")
+            return False
+    wait_until(healthy, "JupyterHub to answer", alive=process_alive(hub, "JupyterHub", log), every=0.5)
 
 
 @contextmanager
@@ -137,6 +135,11 @@ def stop_what_runs_from(root: Path) -> None:
     psutil.wait_procs(left, timeout=30)
     if left:
         print(f"killed {len(left)} processes the hub left running from {root}")
+
+
+def hub_alive(hub: Hub):
+    """An `alive` for wait_until (tests/waiting.py): the hub still runs."""
+    return process_alive(hub.process, "JupyterHub", hub.layout.log)
 
 
 def hub_call(url: str, token: str | None = None, method: str = "GET", body=None, timeout: float = 60):

@@ -24,6 +24,7 @@ from grader.judge.probes import hidden_section, without_hidden_section
 from grader.preprocessors.comments import answer_cells
 from grader.release import release
 from submissions import ExchangeStudent, copy_course, release_copy, with_answers
+from waiting import HANG_SECONDS, process_alive, wait_until
 
 ASSIGNMENT = "00_setup"
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
@@ -36,7 +37,6 @@ POINTS = {c.metadata["nbgrader"]["grade_id"]: c.metadata["nbgrader"]["points"] f
 FIRST, SECOND = list(TEST_OF)[:2]     # the exercises alice answers: the first, then both
 
 
-HANG_SECONDS = 600   # a wait longer than this is a hang, not a slow machine
 
 
 def answered(course, *exercises):
@@ -89,14 +89,9 @@ def log_lines(course) -> list:
     return [line.split("\t") for line in path.read_text().splitlines()] if path.exists() else []
 
 
-def wait_for(condition, service, seconds: float = HANG_SECONDS) -> None:
-    """Until `condition()`; `seconds` only stops a hang (what is waited for always comes, or the test
-    says which came instead)."""
-    deadline = time.time() + seconds
-    while not condition():
-        assert service.poll() is None, "the service ended"
-        assert time.time() < deadline, f"still waiting after {seconds} s"
-        time.sleep(0.1)
+def wait_for(condition, service) -> None:
+    """Until `condition()`, while the service runs (tests/waiting.py)."""
+    wait_until(condition, "the service", alive=process_alive(service, "the feedback service"), every=0.1)
 
 
 def only_page(pages: dict, notebook: str = NOTEBOOK) -> str:

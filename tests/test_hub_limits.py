@@ -29,7 +29,8 @@ import psutil
 import pytest
 
 from grader.hub import deploy, limits
-from hub_session import hub_call, require_hub, running_hub, start_servers_at_once, token_of
+from hub_session import hub_alive, hub_call, require_hub, running_hub, start_servers_at_once, token_of
+from waiting import wait_until
 
 PREFIX = "cthl"   # the test's Unix users: cthl-teach, cthl-ada, cthl-bob, and a class cthl-c00 to cthl-c29
 INSTRUCTOR, A, B = f"{PREFIX}-teach", f"{PREFIX}-ada", f"{PREFIX}-bob"
@@ -59,20 +60,15 @@ class Person:
     def start(self) -> None:
         if not self.server():
             self.hub_api(f"/users/{self.name}/server", "POST", {})
-        deadline = time.time() + START_SECONDS
-        while not (self.server() or {}).get("ready"):
-            assert time.time() < deadline, f"{self.name}'s server did not start within {START_SECONDS} s"
-            time.sleep(0.5)
+        wait_until(lambda: (self.server() or {}).get("ready"), f"{self.name}'s server to start",
+                   alive=hub_alive(self.hub), every=0.5)
 
     def kernel(self):
         """A new kernel in the person's server, and a client on its channels."""
         from jupyter_client import BlockingKernelClient
         kernel_id = self.server_api("/kernels", "POST", {"name": "python3"})["id"]
         connection = Path(f"/home/{self.name}/.local/share/jupyter/runtime/kernel-{kernel_id}.json")
-        deadline = time.time() + 30
-        while not connection.exists():
-            assert time.time() < deadline, f"no connection file {connection}"
-            time.sleep(0.2)
+        wait_until(connection.exists, f"the kernel's connection file {connection}", alive=hub_alive(self.hub))
         client = BlockingKernelClient(connection_file=str(connection))
         client.load_connection_file()
         client.start_channels(hb=False)
@@ -390,7 +386,6 @@ for step in (["fetch_assignment", "00_setup"], ["submit", "00_setup"]):
     done = subprocess.run(["nbgrader", *step], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
 """
-FEEDBACK_SECONDS = 180
 
 
 def wait_for_feedback(hub, student: "Person", since: float) -> float:
@@ -398,15 +393,16 @@ def wait_for_feedback(hub, student: "Person", since: float) -> float:
     (its attempts history gets the line when the feedback is out). Meanwhile the student's lab asks its
     server for the kernels every second, as an open JupyterLab does."""
     history = hub.layout.course / ".autofeedback" / "attempts.jsonl"
-    while time.time() - since < FEEDBACK_SECONDS:
+
+    def graded():
         lines = history.read_text().splitlines() if history.exists() else []
         mine = [json.loads(line) for line in lines if json.loads(line)["student"] == student.name]
-        if mine:
-            assert isinstance(mine[-1]["score"], (int, float)), f"{student.name}'s hand-in was not graded: {mine[-1]}"
-            return time.time() - since
-        student.server_api("/kernels")
-        time.sleep(1)
-    raise AssertionError(f"no feedback for {student.name}'s hand-in within {FEEDBACK_SECONDS} s")
+        if not mine:
+            student.server_api("/kernels")
+        return mine
+    mine = wait_until(graded, f"the feedback of {student.name}'s hand-in", alive=hub_alive(hub), every=1)
+    assert isinstance(mine[-1]["score"], (int, float)), f"{student.name}'s hand-in was not graded: {mine[-1]}"
+    return time.time() - since
 
 
 MEMORY_BOMB = """
@@ -465,10 +461,7 @@ def test_a_memory_bomb_kills_only_its_kernel_and_the_server_and_files_survive(hu
     assert_inside(a, ka)
     before, pid = a.groups.oom_kills(), kernel_pid(ka)
     ka.execute(MEMORY_BOMB)
-    deadline = time.time() + 60
-    while a.groups.oom_kills() == before:
-        assert time.time() < deadline, "A's memory bomb was not stopped within 60 s"
-        time.sleep(0.2)
+    wait_until(lambda: a.groups.oom_kills() != before, "the kernel killed for A's memory bomb", every=0.2)
     assert a.server()["ready"] and a.server_api("/status")
     assert Path(f"/home/{A}/{KEEP}").read_text() == "still here"
     # JupyterLab's server restarts the kernel: it answers again, as a new process. Waited for with
@@ -523,10 +516,7 @@ def test_a_students_tmp_and_shared_memory_are_their_own_bounded_and_gone_with_th
             run(ka, f"import os; os.remove({path!r})")
     assert run(ka, "print('alive')").strip() == "alive", "A's kernel died of its own writes"
     a.hub_api(f"/users/{A}/server", "DELETE")
-    deadline = time.time() + 60
-    while a.server() or a.groups.pids():
-        assert time.time() < deadline, "A's server did not stop"
-        time.sleep(0.5)
+    wait_until(lambda: not (a.server() or a.groups.pids()), "A's server to stop", alive=hub_alive(hub), every=0.5)
     started = time.time()
     a.start()
     print(f"A's server came back in {time.time() - started:.1f} s after filling its /dev/shm and /tmp")
@@ -596,10 +586,7 @@ def squat(person: "Person", kernel, ports: list, paths: list, tag: str) -> tuple
             f"stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open({str(result) + '.err'!r}, 'w'))\n"
             "print('waiting')")
     assert run(kernel, cell).strip() == "waiting"
-    deadline = time.time() + 30
-    while not Path(f"{result}.started").exists():   # it has tried everything once
-        assert time.time() < deadline, "the squatter did not start"
-        time.sleep(0.2)
+    wait_until(Path(f"{result}.started").exists, "the squatter to have tried everything once")
     return result, stop
 
 
