@@ -1,4 +1,7 @@
 """Unit tests for the reference helpers that chapters 04-06 and ddp_scripts import from torchcourse."""
+import random
+
+import numpy as np
 import torch
 from torch import nn
 
@@ -77,15 +80,58 @@ def test_checkpoint_resumes_exactly(tmp_path):
     assert all(torch.equal(p, q) for p, q in zip(straight.parameters(), fresh.parameters()))
 
 
-def test_checkpoint_restores_rng(tmp_path):
+def _draws():
+    """What the generators a training run draws from (augmentation, shuffling, dropout) give next."""
+    return random.random(), np.random.rand(3).tolist(), np.random.randn(), torch.rand(4).tolist()
+
+
+def test_checkpoint_restores_every_random_generator(tmp_path):
+    """Python's, NumPy's (a cached Gaussian included) and PyTorch's: what a resumed run draws next is
+    what the run that saved would have drawn. Before, only PyTorch's came back."""
     net = nn.Linear(2, 2)
     opt = torch.optim.SGD(net.parameters(), lr=0.1)
-    torch.manual_seed(3)
+    random.seed(3), np.random.seed(3), torch.manual_seed(3)
+    np.random.randn()          # NumPy now holds the second Gaussian of a pair in its state
     save_checkpoint(tmp_path / "r.pt", net, opt, step=0)
-    expected = torch.rand(4)
-    torch.rand(100)
+    expected = _draws()
+    _draws(), _draws()
     load_checkpoint(tmp_path / "r.pt", net, opt)
-    assert torch.equal(torch.rand(4), expected)
+    assert _draws() == expected
+    load_checkpoint(tmp_path / "r.pt", net, opt, restore_rng=False)
+    assert _draws() != expected
+
+
+def test_checkpoint_restores_the_scheduler_and_the_grad_scaler(tmp_path):
+    net = nn.Linear(2, 2)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    scheduler = torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+    scaler = torch.amp.GradScaler("cpu", init_scale=1024.0)
+    for _ in range(3):
+        opt.step()
+        scheduler.step()
+    scaler.scale(torch.ones(()))     # its scale exists from the first scaled loss on
+    scaler.update(new_scale=256.0)
+    save_checkpoint(tmp_path / "s.pt", net, opt, step=3, scheduler=scheduler, scaler=scaler)
+    fresh_opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    fresh_scheduler = torch.optim.lr_scheduler.StepLR(fresh_opt, step_size=2, gamma=0.5)
+    fresh_scaler = torch.amp.GradScaler("cpu", init_scale=1024.0)
+    load_checkpoint(tmp_path / "s.pt", net, fresh_opt, scheduler=fresh_scheduler, scaler=fresh_scaler)
+    assert fresh_scheduler.last_epoch == 3 and fresh_scheduler.get_last_lr() == scheduler.get_last_lr() == [0.05]
+    assert fresh_scaler.get_scale() == 256.0
+
+
+def test_a_checkpoint_of_a_run_that_never_used_cuda_asks_nothing_of_cuda(tmp_path, monkeypatch):
+    """On a GPU machine, torch.cuda.get_rng_state_all() starts a CUDA context (hundreds of MB of GPU
+    memory) in a process that never used the GPU: a CPU-only run must not ask for it. Here the GPU is
+    faked: CUDA is available, not initialised, and asking for its states fails."""
+    def started_cuda():
+        raise AssertionError("save_checkpoint asked for the CUDA generators of a run that never used CUDA")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: False)
+    monkeypatch.setattr(torch.cuda, "get_rng_state_all", started_cuda)
+    net = nn.Linear(2, 2)
+    save_checkpoint(tmp_path / "c.pt", net, torch.optim.SGD(net.parameters(), lr=0.1), step=0)
+    assert "cuda_rng_states" not in torch.load(tmp_path / "c.pt", weights_only=True)
 
 
 def test_toy_loaders_on_the_global_generator_reproduce_the_book():
@@ -126,6 +172,7 @@ class _FakeCuda:
     def __init__(self, monkeypatch, devices, states):
         self.states, self.restored = states, None
         monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+        monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)   # a run that used its GPUs
         monkeypatch.setattr(torch.cuda, "device_count", lambda: devices)
         monkeypatch.setattr(torch.cuda, "get_rng_state_all", lambda: [s.clone() for s in self.states])
         monkeypatch.setattr(torch.cuda, "set_rng_state_all", self._set)
@@ -159,7 +206,8 @@ def test_checkpoint_without_cuda_has_no_cuda_rng_key(tmp_path, monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     net = nn.Linear(2, 2)
     save_checkpoint(tmp_path / "c.pt", net, torch.optim.SGD(net.parameters(), lr=0.1), step=3)
-    assert sorted(load_checkpoint(tmp_path / "c.pt", net)) == ["model", "optimizer", "step", "torch_rng_state"]
+    assert sorted(load_checkpoint(tmp_path / "c.pt", net)) == ["model", "numpy_rng_state", "optimizer",
+                                                              "python_rng_state", "step", "torch_rng_state"]
 
 
 class _Seen(Exception):
