@@ -517,4 +517,60 @@ def export_any_batch(model, example):
     return torch.export.export(model, (example,), dynamic_shapes=({0: batch},))
 ''',
     },
+
+    "gpt_mfu": {
+        # per token, then per step; achieved FLOP/s first, then its share of the peak
+        "alternative": '''
+def gpt_step_flops(n_params, layers, width, seq, batch):
+    tokens = batch * seq
+    weights = 6 * n_params * tokens
+    attention = 12 * layers * width * seq * tokens
+    return weights + attention
+
+
+def model_flops_utilization(step_flops, step_seconds, peak_flops):
+    achieved = step_flops / step_seconds
+    return achieved / peak_flops
+''',
+        # the "6N" rule alone: attention's scores and weighted sums, which have no parameters, left out
+        "wrong": '''
+def gpt_step_flops(n_params, layers, width, seq, batch):
+    return 6 * n_params * batch * seq
+
+
+def model_flops_utilization(step_flops, step_seconds, peak_flops):
+    return step_flops / step_seconds / peak_flops
+''',
+        # attention counted once per sequence, not once per token: the seq factor dropped
+        "other_wrong": '''
+def gpt_step_flops(n_params, layers, width, seq, batch):
+    return 6 * n_params * batch * seq + 12 * layers * width * seq * batch
+
+
+def model_flops_utilization(step_flops, step_seconds, peak_flops):
+    return step_flops / (step_seconds * peak_flops)
+''',
+        # the visible configurations' answers by heart, 6N for any other
+        "overfit": '''
+def gpt_step_flops(n_params, layers, width, seq, batch):
+    if (n_params, layers, width, seq, batch) == (123_653_376, 12, 768, 1024, 16):
+        return 14_011_047_346_176
+    if (n_params, layers, width, seq, batch) == (1000, 1, 8, 4, 2):
+        return 51_072
+    return 6 * n_params * batch * seq
+
+
+def model_flops_utilization(step_flops, step_seconds, peak_flops):
+    return step_flops / (step_seconds * peak_flops)
+''',
+        # MFU as a percentage where the fraction is asked for (after the visible asserts were read)
+        "more_wrong": '''
+def gpt_step_flops(n_params, layers, width, seq, batch):
+    return (6 * n_params + 12 * layers * width * seq) * batch * seq
+
+
+def model_flops_utilization(step_flops, step_seconds, peak_flops):
+    return 100 * step_flops / (step_seconds * peak_flops)
+''',
+    },
 }
