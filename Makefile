@@ -79,8 +79,8 @@ hub: setup $(PROXY)  ## JupyterHub for a class from ROSTER (hub/roster.txt): mak
 # logs when each test starts, from both chains, to see what ran while the CPU idled). They run at a
 # lower priority so that they take that CPU rather than share the suite's; their log follows the suite's.
 # One thread per torch process (OMP_NUM_THREADS=1): the two chains already keep both cores busy, and a
-# second thread only spun; nbval alone took 233 CPU-s with torch's default 2 threads and 153 with one
-# (measured 2026-11-29, every output still equal). Grading sets its own (grader/pipeline.py, GRADING_THREADS).
+# second thread only spun: nbval alone took 233 CPU-s with torch's default 2 threads and 153 with one
+# (one run each, 2026-11-29, every output still equal). Grading sets its own (grader/pipeline.py, GRADING_THREADS).
 # A hang anywhere is stopped after TEST_TIMEOUT seconds (SIGINT: pytest still prints where it was)
 # rather than holding CI to its own limit; a quiet 2-core machine needs about 700.
 BESIDE_LOG := .beside.log

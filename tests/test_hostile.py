@@ -22,7 +22,7 @@ from conftest import load_answers
 from grader.class_grading.autograde import autograde_all, default_jobs
 from grader.course import run_nbgrader, source_notebook as course_source_notebook
 from gradebook_rows import cell_scores, db_url, total_score
-from grader.preprocessors.flag_for_manual_grading import PREFIX
+from grader.preprocessors.flag_for_manual_grading import FLAGGED, MISSING
 from grader.judge.probes import hidden_section, without_hidden_section
 from grader.release import release
 from submissions import (copy_course, place_submission, solution_copy, submission_path,
@@ -114,7 +114,7 @@ def _flags(course, student) -> tuple:
     with Gradebook(db_url(course)) as gb:
         notebook = gb.find_submission_notebook(assignment, assignment, student)
         return ([g.name for g in notebook.grades if g.needs_manual_grade],
-                [c.auto_comment for c in notebook.comments if PREFIX in (c.auto_comment or "")])
+                [c.auto_comment for c in notebook.comments if FLAGGED in (c.auto_comment or "")])
 
 
 @pytest.mark.parametrize("name", [n for n, case in CASES.items() if case.flagged is not None])
@@ -126,6 +126,20 @@ def test_hostile_case_flagged_for_manual_grading(graded_class, name):
         assert flagged and reasons, f"{name} was not flagged"
     else:
         assert not flagged and not reasons, f"{name} was flagged: {reasons}"
+
+
+def test_an_exercise_the_hand_in_lacked_is_flagged_with_why(graded_class):
+    """A hand-in of the release before the tiny assignment's last exercise, and one whose `double` was
+    retyped in a new cell: the exercise whose answer cell was put back is flagged, with the reason on
+    that answer cell, whatever it scored; the exercises that were there are not."""
+    course, _, _, _ = graded_class
+    with Gradebook(db_url(course)) as gb:
+        for student, missing in (("earlier_release", "answer"), ("retyped_answer", "double")):
+            notebook = gb.find_submission_notebook(TINY, TINY, student)
+            assert [g.name for g in notebook.grades if g.needs_manual_grade] == [f"{missing}_tests"], student
+            comments = {c.name: c.auto_comment or "" for c in notebook.comments}
+            assert MISSING in comments[missing], (student, comments)
+            assert not [name for name, text in comments.items() if name != missing and FLAGGED in text], comments
 
 
 def test_the_same_submission_gets_the_same_score(graded_class):

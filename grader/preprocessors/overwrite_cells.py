@@ -14,11 +14,21 @@ from traitlets import Unicode
 
 from grader.preprocessors.reattach_metadata import is_nbgrader_cell
 
+# In the metadata of a test cell put back whose exercise's answer cell the hand-in lacks too: that
+# answer cell's grade id. FlagForManualGrading, in nbgrader's second stage (whose `resources` are new),
+# flags the exercise. Removed first from every cell handed in, so that only the grader sets it.
+PUT_BACK = "put_back_by_grader"
+
 
 class OverwriteCells(_NbgraderOverwriteCells):
     missing_cell_notification = Unicode(
         "This cell (id:{cell_id}) was not in the notebook handed in (an earlier release of the chapter, "
         "or a deleted cell): the grader put it back and ran it.\n\n").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        for cell in nb.cells:
+            cell.metadata.pop(PUT_BACK, None)
+        return super().preprocess(nb, resources)
 
     def add_missing_grade_cells(self, nb, resources):
         source_nb = self.gradebook.find_notebook(self.notebook_id, self.assignment_id)
@@ -33,6 +43,9 @@ class OverwriteCells(_NbgraderOverwriteCells):
             cell = self.missing_cell_transform(source_nb.source_cells[position], grade_cells[name].max_score,
                                                is_solution=name in answers)
             following = [later for later in order[position + 1:] if later in present]
+            answer = next((earlier for earlier in reversed(order[:position]) if earlier in answers), None)
+            if answer is not None and answer not in present and name not in answers:
+                cell.metadata[PUT_BACK] = answer
             nb.cells.insert(self._index(nb, following[0]) if following else len(nb.cells), cell)
             present.add(name)
         return nb, resources

@@ -624,8 +624,8 @@ CASES = {
     "floods_output": Case(floods_output, 3.0, False),
     "fills_disk": Case(fills_disk, 3.0, False),
     # other editors and releases: graded as the fair column of docs/GRADING.md's table says
-    "earlier_release": Case(earlier_release, 2.0, False),
-    "retyped_answer": Case(retyped_answer, 3.0, False),
+    "earlier_release": Case(earlier_release, 2.0, True),    # the exercise it lacks, flagged with why
+    "retyped_answer": Case(retyped_answer, 3.0, True),
     "metadata_stripped": Case(metadata_stripped, 3.0, False),
     "old_format_stripped": Case(old_format_stripped, 3.0, False),
     "test_posed_by_id": Case(test_posed_by_id, 1.0, False),
