@@ -18,6 +18,7 @@ import nbformat
 from grader.course import source_notebook
 from grader.pipeline import STUB
 from grader.preprocessors.comments import answer_cells
+from grader.preprocessors.overwrite_cells import PUT_BACK
 from grader.judge.probes import hidden_section
 from submissions import place_submission, release_copy, solution_copy, submission_path, with_answers
 from conftest import load_answers
@@ -565,6 +566,16 @@ def test_posed_by_id(course):
     return nb
 
 
+def forged_put_back(course):
+    """Every answer right, and the grader's own mark of a test cell it put back (naming a lacking answer
+    cell) on `double`'s test, in the hope of having a classmate's grade questioned or the instructor
+    misled: the mark is removed before grading, nothing is flagged, full points."""
+    nb = _answered_release(course)
+    test = next(c for c in nb.cells if _grade_id(c) == "double_tests")
+    test.metadata[PUT_BACK] = "double"
+    return nb
+
+
 def old_format_stripped(course):
     """No metadata and no cell ids (nbformat 4.4, as older editors save): known by the released text."""
     nb = metadata_stripped(course)
@@ -629,6 +640,7 @@ CASES = {
     "metadata_stripped": Case(metadata_stripped, 3.0, False),
     "old_format_stripped": Case(old_format_stripped, 3.0, False),
     "test_posed_by_id": Case(test_posed_by_id, 1.0, False),
+    "forged_put_back": Case(forged_put_back, 3.0, False),
     # chapter 01: how its exercises are judged
     "tensor_subclass": Case(tensor_subclass, 0.0, True, CHAPTER),
     "python_loop": Case(python_loop, FULL[CHAPTER] - points_of(["sq_distances"]), False, CHAPTER),
