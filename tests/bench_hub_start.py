@@ -19,7 +19,6 @@ from grader.hub import limits  # noqa: E402
 from hub_session import running_hub, start_servers_at_once, token_of  # noqa: E402
 
 PREFIX = "cthb"
-READY_SECONDS = 600
 
 
 def main() -> int:
@@ -29,7 +28,7 @@ def main() -> int:
     names = [f"{PREFIX}-s{i:02d}" for i in range(args.students)]
     roster = f"instructor {PREFIX}-teach\n" + "".join(f"student {n}\n" for n in names)
     with running_hub(roster, chapters=["00_setup"]) as hub:
-        ready, errors = start_servers_at_once(hub, {n: token_of(hub, n) for n in names}, READY_SECONDS)
+        ready, errors = start_servers_at_once(hub, {n: token_of(hub, n) for n in names})
         used = sum(limits.PersonGroups(n).memory_used() for n in ready)
         times = sorted(ready.values())
         for error in errors:

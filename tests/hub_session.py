@@ -27,7 +27,7 @@ from grader.hub import deploy, unix_users
 from grader.hub.layout import HubLayout
 from grader.hub.roster import read_roster
 from test_browser import CHROMIUM_FLAGS, chromium_path
-from waiting import process_alive, wait_until
+from waiting import HANG_SECONDS, process_alive, wait_until
 
 HUBS_FOLDER = Path("/srv")
 SLOW = 120_000     # ms: a first JupyterLab start, a grading on a busy machine
@@ -162,11 +162,12 @@ def token_of(hub: Hub, name: str) -> str:
                     body={"auth": {"username": name, "password": hub.passwords[name]}})["token"]
 
 
-def start_servers_at_once(hub: Hub, tokens: dict, wait: float, on_ready=None) -> tuple:
+def start_servers_at_once(hub: Hub, tokens: dict, on_ready=None, seconds: float = HANG_SECONDS) -> tuple:
     """A class logging in together: every `tokens` person's server asked for at the same moment, one
-    thread each, through the hub's API; each polled until the hub reports it ready, then
-    `on_ready(name)` called in that thread, if given. Returns
-    ({name: seconds until ready}, [what went wrong, for each one that did not come up within `wait`])."""
+    thread each, through the hub's API; each polled while the hub reports it starting, until it
+    reports it ready, then `on_ready(name)` called in that thread, if given. A start the hub gave up
+    on fails at once; `seconds` only stops a hang (tests/waiting.py). Returns
+    ({name: seconds until ready}, [what went wrong, for each one that did not come up])."""
     ready, errors = {}, []
     go = threading.Barrier(len(tokens) + 1)
 
@@ -174,15 +175,19 @@ def start_servers_at_once(hub: Hub, tokens: dict, wait: float, on_ready=None) ->
         go.wait()
         try:
             hub_call(f"{hub.url}/hub/api/users/{name}/server", token, "POST", {})
-            while time.perf_counter() - started < wait:
-                server = hub_call(f"{hub.url}/hub/api/users/{name}", token)["servers"].get("")
+
+            def up():
+                user = hub_call(f"{hub.url}/hub/api/users/{name}", token)
+                server = user["servers"].get("")
                 if server and server.get("ready"):
-                    ready[name] = time.perf_counter() - started
-                    if on_ready:
-                        on_ready(name)
-                    return
-                time.sleep(0.5)
-            errors.append(f"{name}: not ready after {wait:.0f} s")
+                    return True
+                if not (server and server.get("pending")):
+                    raise AssertionError(f"the hub stopped starting it: {user}")
+                return False
+            wait_until(up, f"{name}'s server", alive=hub_alive(hub), every=0.5, seconds=seconds)
+            ready[name] = time.perf_counter() - started
+            if on_ready:
+                on_ready(name)
         except Exception as err:   # noqa: BLE001 (every person's failure is reported, the others go on)
             errors.append(f"{name}: {type(err).__name__}: {err}")
 

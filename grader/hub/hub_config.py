@@ -18,8 +18,6 @@ from grader.hub import busy_activity, port_owner
 from grader.hub.layout import HubLayout
 from grader.hub.limits import Settings
 
-SPAWN_SECONDS = 300   # a class logging in at once on a busy 2-core server: 30 starts took 35 s on an idle one
-
 
 def configure(c, root: Path, url: str, proxy: str, people: list, instructors: list = (),
               limits: dict | None = None, cgroups: bool = True) -> None:
@@ -54,8 +52,8 @@ def configure(c, root: Path, url: str, proxy: str, people: list, instructors: li
     else:
         c.JupyterHub.spawner_class = "localprocess"
     c.Spawner.environment = environment
-    c.Spawner.start_timeout = SPAWN_SECONDS
-    c.Spawner.http_timeout = SPAWN_SECONDS
+    # a class logging in at once on a busy 2-core server: 30 starts took 35 s on an idle one
+    c.Spawner.start_timeout = c.Spawner.http_timeout = settings.start_timeout
 
     # Feedback on submit (grader/hub/autofeedback.py): the hub starts it and restarts it if it dies.
     # It runs as the hub's user (root), the instructors' side: it reads the exchange's inbound,

@@ -64,6 +64,7 @@ class Settings:
     grading_memory: int = 4 << 30     # bytes, the feedback service's grading (GradingGroups)
     grading_cpu_shares: int = 128     # against the class folder's 1024 (the cgroup default)
     class_memory: int = 0        # bytes for the whole class together; 0: the machine's less grading_memory and 1 GiB
+    start_timeout: int = 300     # seconds the hub waits for a server to come up (a class at once on a busy server)
 
     def class_memory_limit(self, total: int | None = None) -> int:
         """The class folder's memory limit: what all people's servers may hold together, so that the
@@ -97,7 +98,7 @@ def parse_seconds(text: str) -> int:
 
 PARSERS = {"memory": parse_size, "cpus": float, "processes": int, "idle_timeout": parse_seconds,
            "cull_every": parse_seconds, "busy_limit": parse_seconds, "grading_memory": parse_size, "grading_cpu_shares": int,
-           "class_memory": parse_size}
+           "class_memory": parse_size, "start_timeout": parse_seconds}
 
 
 def settings_path(roster: Path) -> Path:
