@@ -38,7 +38,7 @@ SOLUTIONS = REPO_ROOT / "solutions"
 # script, its arguments: short runs that still cross every collective the script uses
 DDP_RUNS = [("toy_ddp.py", ["--epochs", "3"]),
             ("fashion_ddp.py", ["--epochs", "1", "--checkpoint", "checkpoints/gpu_check_fashion_ddp.pt"]),
-            ("fsdp_toy.py", ["--out-dir", "checkpoints/gpu_check_fsdp"]),   # saves and reloads a full checkpoint
+            ("fsdp_toy.py", ["--bf16", "--compare-ddp", "--out-dir", "checkpoints/gpu_check_fsdp"]),   # and a full checkpoint
             ("ddp_no_sync_bn.py", [])]
 
 

@@ -20,7 +20,14 @@ def as_options(args: dict) -> list:
 @pytest.fixture(scope="module")
 def fsdp_run(tmp_path_factory):
     out_dir = tmp_path_factory.mktemp("fsdp")
-    proc = run_script("fsdp_toy.py", *as_options(FSDP_ARGS), "--out-dir", out_dir)
+    proc = run_script("fsdp_toy.py", *as_options(FSDP_ARGS), "--compare-ddp", "--out-dir", out_dir)
+    return proc, out_dir, read_reports(out_dir)
+
+
+@pytest.fixture(scope="module")
+def bf16_run(tmp_path_factory):
+    out_dir = tmp_path_factory.mktemp("fsdp_bf16")
+    proc = run_script("fsdp_toy.py", *as_options(FSDP_ARGS), "--bf16", "--out-dir", out_dir)
     return proc, out_dir, read_reports(out_dir)
 
 
@@ -28,8 +35,8 @@ def one_process_fsdp_training():
     """What fsdp_toy.py trains, in one process without FSDP: every step on the whole global batch."""
     script = load_script("fsdp_toy")
     features, labels = script.make_data(FSDP_ARGS["seed"])
-    torch.manual_seed(FSDP_ARGS["seed"])
     model = script.make_model()
+    script.init_weights(model, FSDP_ARGS["seed"])   # on a plain model: every row
     optimizer = torch.optim.AdamW(model.parameters(), lr=FSDP_ARGS["lr"])
     losses = []
     for step in range(FSDP_ARGS["steps"]):
@@ -44,21 +51,79 @@ def one_process_fsdp_training():
 
 def test_each_rank_keeps_half_of_the_parameters_and_of_the_optimizer_state(fsdp_run):
     proc, _, reports = fsdp_run
-    full = reports[0]["bytes_before"]
-    assert full == 4 * reports[0]["numel_full"] and all(r["bytes_before"] == full for r in reports)
+    full = reports[0]["bytes_full"]
+    assert full == 4 * reports[0]["numel_full"] and all(r["bytes_full"] == full for r in reports)
     assert sum(r["bytes_after"] for r in reports) == full, "the shards together are the model"
     for r in reports:
         assert 0.45 * full <= r["bytes_after"] <= 0.55 * full, f"rank {r['rank']} keeps {r['bytes_after']} of {full} B"
         assert r["optimizer_state_bytes"] == 2 * r["bytes_after"], "AdamW's two moments, of the shard only"
-    assert proc.stdout.count("before sharding") == 2, "rank 0 prints one line per rank"
+    assert proc.stdout.count("after sharding") == 2, "rank 0 prints one line per rank"
+
+
+def test_no_rank_ever_holds_the_full_model(fsdp_run):
+    _, _, reports = fsdp_run
+    for r in reports:
+        assert r["built_on"] == "meta"
+        # its shards, plus one row of the widest layer (128 floats) while initialising
+        assert r["bytes_after"] < r["init_peak_bytes"] <= r["bytes_after"] + 4 * 128
+        assert r["init_peak_bytes"] < 0.55 * r["bytes_full"]
+
+
+def test_init_weights_is_reproducible_and_draws_like_nn_linear():
+    """(That 2 ranks draw the same model as one process: test_fsdp_matches_one_process_training.)"""
+    script = load_script("fsdp_toy")
+    model, again = script.make_model(), script.make_model()
+    script.init_weights(model, 3)
+    script.init_weights(again, 3)
+    for (name, a), b in zip(model.named_parameters(), again.parameters()):
+        assert torch.equal(a, b), "not reproducible"
+        bound = model.get_submodule(name.rpartition(".")[0]).in_features ** -0.5
+        assert a.abs().max() <= bound, f"{name}: outside nn.Linear's U(-b, b)"
+        if a.numel() >= 64:
+            assert a.abs().max() > 0.9 * bound, f"{name}: narrower than nn.Linear's U(-b, b)"
+            assert a.unique().numel() > 0.99 * a.numel(), f"{name}: rows repeat"
 
 
 def test_forward_gathers_every_unit_and_backward_reduce_scatters_every_gradient(fsdp_run):
     _, _, reports = fsdp_run
+    full, output_layer = reports[0]["bytes_full"], 4 * (64 * 4 + 4)
     for r in reports:   # 2 hidden layers and the root (the output layer): 3 units
-        assert r["collectives"]["forward"] == {"_allgather_base_": 3}
-        # the root keeps its gathered weights for the backward pass: 2 gathers, not 3
-        assert r["collectives"]["backward"] == {"_allgather_base_": 2, "_reduce_scatter_base_": 3}
+        c = r["collectives"]
+        for setting in ("default", "true", "false"):
+            assert c[setting]["forward"] == {"_allgather_base_": {"count": 3, "bytes": full, "dtypes": ["float32"]}}
+            assert c[setting]["backward"]["_reduce_scatter_base_"] == {"count": 3, "bytes": full, "dtypes": ["float32"]}
+        # by default the root keeps its gathered weights for the backward pass: 2 gathers, not 3
+        assert c["default"]["backward"]["_allgather_base_"] == {"count": 2, "bytes": full - output_layer, "dtypes": ["float32"]}
+        assert c["default"]["gathered_between"] == output_layer
+
+
+def test_reshard_after_forward_trades_memory_for_a_second_all_gather(fsdp_run):
+    _, _, reports = fsdp_run
+    full = reports[0]["bytes_full"]
+    for r in reports:
+        true, false = r["collectives"]["true"], r["collectives"]["false"]
+        assert true["backward"]["_allgather_base_"]["count"] == 3 and true["gathered_between"] == 0
+        assert "_allgather_base_" not in false["backward"] and false["gathered_between"] == full
+
+
+def test_fsdp_traffic_is_1_5_ddp_with_resharding_and_equal_without(fsdp_run):
+    _, _, reports = fsdp_run
+    k = reports[0]["world_size"]
+
+    def ring_bytes(*phases):
+        """Bytes one rank sends in rings (section 7): (K-1)/K of each all-gather's or
+        reduce-scatter's buffer, 2(K-1)/K of each all-reduce's."""
+        return sum(c["bytes"] * (k - 1) / k * (2 if op == "allreduce_" else 1)
+                   for phase in phases for op, c in phase.items())
+
+    for r in reports:
+        c = r["collectives"]
+        assert c["ddp"]["backward"] == {"allreduce_": {"count": 1, "bytes": r["bytes_full"], "dtypes": ["float32"]}}
+        assert not c["ddp"]["forward"]
+        ddp = ring_bytes(c["ddp"]["backward"])
+        assert ring_bytes(c["true"]["forward"], c["true"]["backward"]) == pytest.approx(1.5 * ddp)
+        assert ring_bytes(c["false"]["forward"], c["false"]["backward"]) == pytest.approx(ddp)
+        assert ddp < ring_bytes(c["default"]["forward"], c["default"]["backward"]) < 1.5 * ddp
 
 
 def test_fsdp_matches_one_process_training_on_the_global_batch(fsdp_run):
@@ -83,6 +148,28 @@ def test_the_full_checkpoint_loads_into_a_plain_model_and_holds_the_trained_shar
             piece.data = plain.detach().chunk(r["world_size"], dim=0)[r["rank"]].clone()
         assert load_script("fsdp_toy").shards_hash(sharded) == r["shards_sha256"], f"rank {r['rank']}"
         assert r["reload_equal"], "loading the checkpoint back into a sharded model changed the shards"
+
+
+def test_bf16_policy_gathers_and_computes_in_bf16_and_reduces_in_fp32(bf16_run, fsdp_run):
+    _, out_dir, reports = bf16_run
+    fp32 = fsdp_run[2]
+    full = reports[0]["bytes_full"]
+    for r, plain in zip(reports, fp32):
+        assert r["bf16"] and not plain["bf16"]
+        for setting in ("default", "true", "false"):
+            c = r["collectives"][setting]
+            assert c["weight_dtype_in_forward"] == "bfloat16"
+            assert plain["collectives"][setting]["weight_dtype_in_forward"] == "float32"
+            assert c["forward"]["_allgather_base_"] == {"count": 3, "bytes": full // 2, "dtypes": ["bfloat16"]}
+            assert c["backward"]["_reduce_scatter_base_"] == {"count": 3, "bytes": full, "dtypes": ["float32"]}
+        # the shards, AdamW's state and the checkpoint stay fp32
+        assert r["bytes_after"] == plain["bytes_after"] and r["optimizer_state_bytes"] == 2 * r["bytes_after"]
+        assert r["reload_equal"]
+        # bf16 rounding moves the losses a little, not the training
+        torch.testing.assert_close(r["losses"], plain["losses"], rtol=2e-2, atol=0)
+        assert r["losses"] != plain["losses"], "bf16 changed nothing: was the policy applied?"
+    state = torch.load(out_dir / "model.pt", weights_only=True)
+    assert all(v.dtype == torch.float32 for v in state.values())
 
 
 @pytest.fixture(scope="module")
