@@ -527,7 +527,7 @@ def test_a_students_tmp_and_shared_memory_are_their_own_bounded_and_gone_with_th
 # A's process, started from A's kernel as A, outside A's server's session, for at most SQUAT_SECONDS: it
 # takes each TCP port it is given as soon as it can and records whatever is sent there, and keeps trying
 # to bind, remove or open the Unix sockets it is given; its record, as JSON, goes to a file in A's home.
-SQUAT_SECONDS = 150
+SQUAT_SECONDS = HANG_SECONDS   # the test stops it sooner (its stop file); this bounds a test that died
 SQUAT_CODE = """
 import json, os, select, socket, sys, time
 ports, paths, result_file, stop_file, seconds = json.loads(sys.argv[1])
@@ -591,18 +591,23 @@ def squat(person: "Person", kernel, ports: list, paths: list, tag: str) -> tuple
 
 
 def squat_result(result: Path, stop: Path) -> dict:
-    """Stop the squatter; what it did."""
+    """Stop the squatter; what it did. Waited for while the squatter runs (tests/waiting.py)."""
     stop.touch()
-    deadline = time.time() + 30
-    while True:
+
+    def written():
         try:
             return json.loads(result.read_text())
         except (OSError, ValueError):    # not written yet, or half written
-            err = Path(f"{result}.err")
-            assert time.time() < deadline, (f"the squatter wrote no result: {err.read_text() if err.exists() else ''}"
-                                            + subprocess.run(["ps", "-u", result.parent.name, "-o", "pid,stat,wchan:20,args"],
-                                                             capture_output=True, text=True).stdout[-3000:])
-            time.sleep(0.2)
+            return None
+
+    def squatter_alive():
+        if any(str(result) in " ".join(p.info["cmdline"] or []) for p in psutil.process_iter(["cmdline"])):
+            return None
+        if written() is not None:        # it wrote the result and exited between the two looks
+            return None
+        err = Path(f"{result}.err")
+        return f"the squatter exited without a result: {err.read_text() if err.exists() else ''}"
+    return wait_until(written, "the squatter's result", alive=squatter_alive)
 
 
 def reports_service_pids(hub) -> set:
@@ -637,21 +642,24 @@ def test_a_students_process_waiting_for_a_services_address_gets_nothing_across_i
     teacher = token_of(hub, INSTRUCTOR)
     for pid in before:
         os.kill(pid, signal.SIGKILL)       # a crash, an OOM kill: the hub starts it again
-    deadline, came_back = time.time() + 120, False
-    while not came_back and time.time() < deadline:
+
+    def came_back():
         a.server_api("/kernels")           # A's lab is open: the culler leaves A's server (and process) alone
         now = reports_service_pids(hub)
-        if now and not now & before:
-            try:
-                came_back = "Class reports" in hub_text(f"{hub.url}/services/reports/", teacher)
-            except OSError:
-                pass
-        time.sleep(0.5)
-    tried = squat_result(result, stop)
+        if not now or now & before:
+            return False
+        try:
+            return "Class reports" in hub_text(f"{hub.url}/services/reports/", teacher)
+        except OSError:
+            return False
+    try:   # the hub restarts it: waited for while the hub runs, however loaded the machine
+        wait_until(came_back, "the reports service started again by the hub", alive=hub_alive(hub), every=0.5)
+        assert not result.exists(), "the squatter gave up (SQUAT_SECONDS) before the service came back: nothing was tried"
+    finally:
+        tried = squat_result(result, stop)
     assert service < 1024 and service not in tried["held"], f"A took the service's port {service}"
     assert {port + 1, port + 2, port + 3} <= set(tried["held"]), "A's process took every free port it tried"
     assert not tried["received"], f"A's process received what was meant for a service: {tried['received']}"
-    assert came_back, "the reports service did not come back within 120 s"
     assert not tried["bound"] and not tried["removed"], tried
     assert not set(tried["connected"]) & {str(p) for p in private}, tried
     assert str(layout.hub_socket) in tried["connected"], "everyone's server talks to the hub's API socket"
