@@ -9,6 +9,9 @@
     pyproject.toml, requirements.lock, environment.yml   the same pinned environment as the course
     Makefile              setup, lab, check, doctor (a student's verbs only)
     README.md             for students
+    wheels/               torchcourse and ddp_scripts as one wheel, for machines with only PyTorch
+                          (Colab, Kaggle, a bare VM): each chapter's first code cell installs it
+                          from the URL in pyproject.toml's [tool.torchcourse] (grader/student_package.py)
 
 It contains no solutions/, no hidden tests, no gradebook, no submissions, no tests/ (which hold the
 answers): tests/test_bundle.py checks the contents, and `write_bundle` itself refuses to finish if
@@ -19,6 +22,7 @@ from pathlib import Path
 
 import nbformat
 
+from grader import student_package
 from grader.course import REPO_ROOT, RELEASE
 
 SELF_CHECK_MODULES = ["__init__.py", "__main__.py", "cli.py", "install.py", "lab_settings.py", "pipeline.py",
@@ -151,6 +155,7 @@ def write_bundle(dest, course: Path = REPO_ROOT) -> Path:
         shutil.copyfile(course / "grader" / name, dest / "grader" / name)
     for name in ENVIRONMENT_FILES:
         shutil.copyfile(course / name, dest / name)
+    wheel = student_package.build_wheel(dest / "wheels", course)   # for Colab, Kaggle, a bare VM
     (dest / "Makefile").write_text(MAKEFILE)
     (dest / "README.md").write_text(README)
 
@@ -158,5 +163,6 @@ def write_bundle(dest, course: Path = REPO_ROOT) -> Path:
     if found:
         shutil.rmtree(dest)
         raise RuntimeError(f"refusing to bundle notebooks with solutions or hidden tests: {found}")
-    print(f"student bundle written to {dest}: {len(release_notebooks(course))} notebooks")
+    print(f"student bundle written to {dest}: {len(release_notebooks(course))} notebooks; publish "
+          f"{wheel.relative_to(dest)} at pyproject.toml's [tool.torchcourse] package_url")
     return dest

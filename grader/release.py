@@ -5,6 +5,7 @@ the Assignments tab of a student's JupyterLab lists it and its Fetch works (grad
 """
 from pathlib import Path
 
+from grader import student_package
 from grader.course import EXCHANGE, REPO_ROOT, chapters, nbgrader_api
 
 # One nbgrader process releases every chapter, through the API the formgrader uses: starting
@@ -26,6 +27,10 @@ def release(names=None, course: Path = REPO_ROOT, local_exchange: bool = True) -
     default); return their names. `local_exchange`: the course's own exchange folder (make lab's)
     is made if missing; a hub's course releases into the hub's exchange instead."""
     names = list(names) if names else chapters(course)
+    if Path(course) == REPO_ROOT:   # the course's own chapters: its package URL and links written in first
+        settings = student_package.read_settings()
+        student_package.sync_solutions(settings, chapters=names)
+        student_package.sync_readme(chapters(course), settings)
     if local_exchange:
         (Path(course) / EXCHANGE).mkdir(exist_ok=True)
     nbgrader_api(_GENERATE, *names, course=course)

@@ -23,8 +23,15 @@ from grader.workspace import RECORD, sync
 from submissions import with_answers
 
 CHAPTER = "00_setup"
-EXERCISE = 7           # the cell of `tensor_bytes` (exercise 1) in the release
-SELF_CHECK = 32        # the notebook's last cell: check_notebook(...)
+
+
+def _release_cells() -> list:
+    return nbformat.read(release_notebook(CHAPTER), as_version=4).cells
+
+
+EXERCISE = next(i for i, c in enumerate(_release_cells())          # the cell of `tensor_bytes` (exercise 1)
+                if c.metadata.get("nbgrader", {}).get("grade_id") == "tensor_bytes")
+SELF_CHECK = len(_release_cells()) - 1                               # the last cell: check_notebook(...)
 ANSWER = 'import math\n\ndef tensor_bytes(shape, dtype):\n    return math.prod(shape) * torch.empty(0, dtype=dtype).element_size()\n'
 STUB_MESSAGE = "not done yet: replace this line with your solution"
 NOTIFICATIONS = "@jupyterlab/apputils-extension:notification"     # the plugin whose fetchNews asks

@@ -140,3 +140,15 @@ def test_facts_of_this_machine_are_gathered_quietly(capsys):
     found = doctor.gpu_facts()
     assert isinstance(found.available, bool) and found.torch_version
     assert capsys.readouterr().err == ""
+
+
+def test_where_only_the_course_package_is_the_lab_tools_are_not_needed(monkeypatch):
+    """Colab, Kaggle, a bare VM (grader/student_package.py): no nbgrader, no JupyterLab, and no [FAIL]
+    for them; in the course's own environment, their absence still fails."""
+    monkeypatch.setattr(doctor, "installed_version",
+                        lambda dist: None if dist in doctor.LAB_ONLY else "99")
+    alone = {c.name: c for c in doctor.run_checks(lab=False)}
+    assert alone["nbgrader"].ok and alone["jupyterlab"].ok and "not needed here" in alone["nbgrader"].detail
+    lab = {c.name: c for c in doctor.run_checks(lab=True)}
+    assert not lab["nbgrader"].ok and not lab["jupyterlab"].ok
+    assert doctor.package_only() is False       # here the repository's grader is installed

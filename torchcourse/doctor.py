@@ -26,6 +26,15 @@ REQUIREMENTS = [
     ("tqdm", "4.0", None),
 ]
 MIN_PYTHON = (3, 10)
+# Needed to work in the course's JupyterLab and hand in with nbgrader; not where only the course's
+# package is installed (Colab, Kaggle, a bare VM: grader/student_package.py), which hands in through the hub.
+LAB_ONLY = {"nbgrader", "jupyterlab"}
+
+
+def package_only() -> bool:
+    """True where the course's package was installed alone (its wheel), without the repository's grader."""
+    import importlib.util
+    return importlib.util.find_spec("grader") is None
 
 
 @dataclass
@@ -61,13 +70,19 @@ def check_package(dist: str, minimum: str, below, version=None) -> Check:
     return Check(dist, ok, f"{version} (need {wanted})")
 
 
-def run_checks(versions=None) -> list:
-    """All requirement checks. `versions` overrides installed versions (used by the tests)."""
+def run_checks(versions=None, lab: bool | None = None) -> list:
+    """All requirement checks. `versions` overrides installed versions (used by the tests); `lab`
+    whether the lab's tools are needed (default: unless only the course's package is installed)."""
     versions = versions or {}
+    lab = not package_only() if lab is None else lab
     py = versions.get("python", platform.python_version())
     checks = [Check("python", _as_tuple(py) >= MIN_PYTHON, f"{py} (need >={'.'.join(map(str, MIN_PYTHON))})")]
     for dist, minimum, below in REQUIREMENTS:
-        checks.append(check_package(dist, minimum, below, versions.get(dist)))
+        check = check_package(dist, minimum, below, versions.get(dist))
+        if not lab and dist in LAB_ONLY and not check.ok:
+            check = Check(dist, True, "not needed here (only the course's package is installed: hand in "
+                                      "through your class's hub)")
+        checks.append(check)
     return checks
 
 
@@ -227,10 +242,10 @@ def hardware_lines(facts: GpuFacts | None = None) -> list:
     ]
 
 
-def report(versions=None, out=sys.stdout, gpu: GpuFacts | None = None) -> bool:
+def report(versions=None, out=sys.stdout, gpu: GpuFacts | None = None, lab: bool | None = None) -> bool:
     """Print the check; return True when every requirement is met and no GPU check fails.
-    `gpu` replaces the facts gathered about the GPU (used by the tests)."""
-    checks = run_checks(versions)
+    `gpu` replaces the facts gathered about the GPU (used by the tests); `lab` as in run_checks."""
+    checks = run_checks(versions, lab)
     for check in checks:
         print(f"[{'OK' if check.ok else 'FAIL'}] {check.name:<12} {check.detail}", file=out)
     verdicts = []
