@@ -22,7 +22,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from grader.course import COURSE_ID, REPO_ROOT, SOURCE, chapters
-from grader.hub import busy_activity, limits, memory_note, port_owner, private_mounts, unix_users
+from grader.hub import busy_activity, disk, limits, memory_note, port_owner, private_mounts, unix_users
 from grader.hub.layout import HubLayout
 from grader.hub.roster import read_roster
 from grader.inbound import QUARANTINE
@@ -380,6 +380,9 @@ def setup(roster: Path, root: Path, url: str = DEFAULT_URL, chapters=None) -> Hu
     configure_homes(people, layout)
     prepare_course(layout)
     prepare_exchange(layout)
+    for problem in disk.unguarded({"the hub's state": layout.state, "the course and its gradebook": layout.course},
+                                  {"the people's homes": Path("/home"), "the exchange": layout.exchange}):
+        print(f"make hub: warning: {problem}", file=sys.stderr)
     if not released(layout):
         release_all(layout, chapters)
     enrol(people, layout)
