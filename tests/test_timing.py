@@ -100,3 +100,23 @@ def test_benchmark_median_uses_all_threads(monkeypatch):
 
 def test_matmul_flops():
     assert timing.matmul_flops(1) == 2 and timing.matmul_flops(1000) == 2e9
+
+
+def test_matmul_rate_measures_in_the_precision_asked_and_puts_the_old_one_back(monkeypatch):
+    seen = []
+
+    def fake_median(fn, p, q, **kwargs):
+        seen.append((torch.get_float32_matmul_precision(), p.shape, p.dtype))
+        return 0.5
+    monkeypatch.setattr(timing, "benchmark_median", fake_median)
+    before = torch.get_float32_matmul_precision()
+    assert timing.matmul_rate(8, "cpu", torch.bfloat16, "high") == timing.matmul_flops(8) / 0.5
+    assert seen == [("high", (8, 8), torch.bfloat16)]
+    assert torch.get_float32_matmul_precision() == before
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("out of memory")
+    monkeypatch.setattr(timing, "benchmark_median", broken)
+    with pytest.raises(RuntimeError):
+        timing.matmul_rate(8, "cpu", precision="medium")
+    assert torch.get_float32_matmul_precision() == before, "an error must not leave the precision changed"

@@ -77,3 +77,16 @@ def benchmark_median(fn, *args, num_threads=None, min_run_time: float = 0.2, lab
 def matmul_flops(n: int) -> int:
     """Floating-point operations of an (n, n) @ (n, n) product: n*n outputs, n multiply-adds each."""
     return 2 * n ** 3
+
+
+def matmul_rate(n: int, device, dtype=torch.float32, precision: str = "highest") -> float:
+    """FLOP/s of an (n, n) @ (n, n) product on `device` in `dtype`, measured by `benchmark_median`, with
+    the float32 matmul precision set to `precision` ("high": TF32 on NVIDIA GPUs) during the measurement
+    only (chapter 09)."""
+    before = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision(precision)
+    try:
+        p, q = (torch.randn(n, n, device=device, dtype=dtype) for _ in range(2))
+        return matmul_flops(n) / benchmark_median(torch.mm, p, q)
+    finally:
+        torch.set_float32_matmul_precision(before)
