@@ -30,7 +30,7 @@ from test_browser import CHROMIUM_FLAGS, chromium_path
 from waiting import HANG_SECONDS, process_alive, wait_until
 
 HUBS_FOLDER = Path("/srv")
-SLOW = 120_000     # ms: a first JupyterLab start, a grading on a busy machine
+SLOW = HANG_SECONDS * 1000   # ms: a first JupyterLab start, a grading on a busy machine (tests/waiting.py)
 
 
 @dataclass
@@ -204,7 +204,8 @@ def start_servers_at_once(hub: Hub, tokens: dict, on_ready=None, seconds: float 
 @contextmanager
 def chromium():
     """Debian's chromium, headless, driven by playwright."""
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
+    expect.set_options(timeout=SLOW)   # its own default is 5 s
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
         yield browser
@@ -214,7 +215,7 @@ def chromium():
 def log_in(browser, hub: Hub, name: str):
     """A fresh browser session of `name`, logged in, on their JupyterLab."""
     page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-    page.set_default_timeout(60_000)
+    page.set_default_timeout(SLOW)   # a busy machine lists the assignments in minutes, not 60 s
     page.goto(f"{hub.url}/hub/login")
     page.fill("#username_input", name)
     page.fill("#password_input", hub.passwords[name])

@@ -21,6 +21,7 @@ from grader.course import REPO_ROOT, release_notebook
 from grader.lab_settings import OVERRIDES
 from grader.workspace import RECORD, sync
 from submissions import with_answers
+from waiting import HANG_SECONDS
 
 CHAPTER = "00_setup"
 
@@ -40,7 +41,7 @@ ARTEFACTS = REPO_ROOT / "build" / "browser-test"
 # Headless, and no calls home: this machine's closed network refuses them by the dozen.
 CHROMIUM_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-SLOW = 120_000         # ms: a notebook run, nbgrader's validation, the self-check's fresh kernel
+SLOW = HANG_SECONDS * 1000   # ms: a notebook run, nbgrader's validation, the self-check's fresh kernel (tests/waiting.py)
 
 
 def chromium_path() -> str:
@@ -56,12 +57,13 @@ def chromium_path() -> str:
 
 @pytest.fixture(scope="module")
 def page(lab):
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
+    expect.set_options(timeout=SLOW)   # its own default is 5 s
     executable = chromium_path()
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.set_default_timeout(30_000)
+        page.set_default_timeout(SLOW)   # a click waits for the page as long as any wait: a busy machine is slow
         yield page
         browser.close()
 
