@@ -162,10 +162,33 @@ def token_of(hub: Hub, name: str) -> str:
                     body={"auth": {"username": name, "password": hub.passwords[name]}})["token"]
 
 
+def wait_for_server(hub: Hub, name: str, token: str, seconds: float = HANG_SECONDS) -> None:
+    """Until the hub reports `name`'s server ready: its spawn-progress stream, whose events the hub
+    pushes (no polling: 30 people polled twice a second kept the hub busy answering them while it
+    started their servers). Fails at once when the hub says the start failed or ends the stream;
+    `seconds` only stops a hang (the hub sends a keep-alive every 8 s)."""
+    url = f"{hub.url}/hub/api/users/{name}/server/progress"
+    request = urllib.request.Request(url, headers={"Authorization": f"token {token}"})
+    try:
+        with urllib.request.urlopen(request, timeout=seconds) as stream:
+            for line in stream:
+                if not line.startswith(b"data:"):
+                    continue
+                event = json.loads(line[len(b"data:"):])
+                if event.get("ready"):
+                    return
+                if event.get("failed"):
+                    raise AssertionError(f"the hub stopped starting it: {event.get('message')}")
+    except urllib.error.HTTPError as err:   # 400: neither starting nor running
+        with err:
+            raise AssertionError(f"{name}'s server is not starting: HTTP {err.code}: {err.read()[:300]!r}") from None
+    raise AssertionError(f"the hub ended {name}'s progress stream before the server was ready")
+
+
 def start_servers_at_once(hub: Hub, tokens: dict, on_ready=None, seconds: float = HANG_SECONDS) -> tuple:
     """A class logging in together: every `tokens` person's server asked for at the same moment, one
-    thread each, through the hub's API; each polled while the hub reports it starting, until it
-    reports it ready, then `on_ready(name)` called in that thread, if given. A start the hub gave up
+    thread each, through the hub's API; each waits on the hub's progress events until it reports
+    it ready, then `on_ready(name)` called in that thread, if given. A start the hub gave up
     on fails at once; `seconds` only stops a hang (tests/waiting.py). Returns
     ({name: seconds until ready}, [what went wrong, for each one that did not come up])."""
     ready, errors = {}, []
@@ -175,16 +198,7 @@ def start_servers_at_once(hub: Hub, tokens: dict, on_ready=None, seconds: float 
         go.wait()
         try:
             hub_call(f"{hub.url}/hub/api/users/{name}/server", token, "POST", {})
-
-            def up():
-                user = hub_call(f"{hub.url}/hub/api/users/{name}", token)
-                server = user["servers"].get("")
-                if server and server.get("ready"):
-                    return True
-                if not (server and server.get("pending")):
-                    raise AssertionError(f"the hub stopped starting it: {user}")
-                return False
-            wait_until(up, f"{name}'s server", alive=hub_alive(hub), every=0.5, seconds=seconds)
+            wait_for_server(hub, name, token, seconds)
             ready[name] = time.perf_counter() - started
             if on_ready:
                 on_ready(name)

@@ -29,7 +29,8 @@ import psutil
 import pytest
 
 from grader.hub import deploy, limits
-from hub_session import hub_alive, hub_call, require_hub, running_hub, start_servers_at_once, token_of
+from hub_session import (hub_alive, hub_call, require_hub, running_hub, start_servers_at_once, token_of,
+                         wait_for_server)
 from waiting import HANG_SECONDS, wait_until
 
 PREFIX = "cthl"   # the test's Unix users: cthl-teach, cthl-ada, cthl-bob, and a class cthl-c00 to cthl-c29
@@ -60,8 +61,7 @@ class Person:
     def start(self) -> None:
         if not self.server():
             self.hub_api(f"/users/{self.name}/server", "POST", {})
-        wait_until(lambda: (self.server() or {}).get("ready"), f"{self.name}'s server to start",
-                   alive=hub_alive(self.hub), every=0.5)
+        wait_for_server(self.hub, self.name, self.token)
 
     def kernel(self):
         """A new kernel in the person's server, and a client on its channels."""
@@ -738,7 +738,9 @@ def test_a_class_of_30_comes_up_at_once_and_idle_servers_are_culled_but_not_a_bu
                "the culler stopping every idle server", alive=hub_alive(hub), every=1)
     assert not a.groups.pids(), "processes of A's are left after the server stopped"
     uid = pwd.getpwnam(A).pw_uid
-    assert not [p.info for p in psutil.process_iter(["pid", "uids", "cmdline"]) if p.info["uids"].real == uid], \
-        "a process of A's outlived A's server"
+    # a killed process stays a zombie until its parent reaps it: it runs nothing and holds nothing
+    left = [p.info for p in psutil.process_iter(["pid", "uids", "cmdline", "status"])
+            if p.info["uids"] and p.info["uids"].real == uid and p.info["status"] != psutil.STATUS_ZOMBIE]
+    assert not left, f"a process of A's outlived A's server: {left}"
     a.start()
     assert a.server_api(f"/contents/{KEEP}")["content"] == "still here"

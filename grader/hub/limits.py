@@ -364,7 +364,7 @@ if LocalProcessSpawner is not None:
             """Wait until the server listens on `port`; refuse the start if another process holds it
             (grader/hub/port_owner.py). A server that dies first is left to the hub, which reports it."""
             from grader.hub import port_owner
-            deadline = time.monotonic() + self.http_timeout
+            deadline, pause = time.monotonic() + self.http_timeout, 0.1
             while time.monotonic() < deadline and await self.poll() is None:
                 holder = await asyncio.to_thread(port_owner.holder, port, groups.pids())
                 if holder == "theirs":
@@ -374,7 +374,10 @@ if LocalProcessSpawner is not None:
                     self.port = 0     # so that the next start picks another
                     raise LimitsError(f"port {port}, which {self.user.name}'s server was to use, is held by "
                                       "another process: the start was refused (start again for another port)")
-                await asyncio.sleep(0.2)
+                # a server takes seconds to listen; a class starting at once would otherwise have the
+                # hub read /proc/net/tcp five times a second per person while it starts them all
+                await asyncio.sleep(pause)
+                pause = min(pause * 1.5, 1.0)
 
         tmp_size = Integer(0, help="bytes of each of the person's own /tmp, /var/tmp and /dev/shm "
                                    "(grader/hub/private_mounts.py); 0: a quarter of the memory limit").tag(config=True)
