@@ -14,6 +14,8 @@ from pathlib import Path
 
 import psutil
 
+from waiting import HANG_SECONDS, process_alive, wait_until
+
 DASK = Path(sys.executable).with_name("dask")
 
 
@@ -36,6 +38,24 @@ def _stop(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
+def _address(info: Path) -> str | None:
+    """The address in the scheduler's file, once the file is whole: the scheduler writes it after it
+    listens, not in one step, and a busy machine was seen reading it empty (JSONDecodeError)."""
+    try:
+        return json.loads(info.read_text())["address"]
+    except (FileNotFoundError, json.JSONDecodeError, KeyError):
+        return None
+
+
+def _stopped(procs: list, base: Path) -> str | None:
+    """Why the cluster cannot come up (a process of it exited, with its log), or None."""
+    for proc, folder in zip(procs, ("scheduler", "w1", "w2")):
+        why = process_alive(proc, f"the dask {folder}", base / folder / "log.txt")()
+        if why:
+            return why
+    return None
+
+
 @contextlib.contextmanager
 def dask_cluster(base: Path):
     """The address of a scheduler with two single-threaded workers, each in its own folder under `base`."""
@@ -43,17 +63,16 @@ def dask_cluster(base: Path):
     procs = [_start([str(DASK), "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
                      "--scheduler-file", str(info)], base / "scheduler")]
     try:
-        while not info.exists():   # the scheduler writes it once it listens (or the wait below says it died)
-            assert procs[0].poll() is None, (base / "scheduler" / "log.txt").read_text()[-3000:]
-            time.sleep(0.2)
-        address = json.loads(info.read_text())["address"]
+        address = wait_until(lambda: _address(info), "the Dask scheduler's file",
+                             alive=process_alive(procs[0], "the dask scheduler", base / "scheduler" / "log.txt"))
         for name in ("w1", "w2"):
             procs.append(_start([str(DASK), "worker", address, "--name", name, "--nthreads", "1", "--nworkers", "1",
                                  "--host", "127.0.0.1", "--no-dashboard", "--local-directory", str(base / name)],
                                 base / name))
         from distributed import Client
-        with Client(address, timeout=30) as client:
-            client.wait_for_workers(2, timeout=120)
+        with Client(address, timeout=HANG_SECONDS) as client:
+            wait_until(lambda: len(client.scheduler_info()["workers"]) >= 2, "two Dask workers",
+                       alive=lambda: _stopped(procs, base), every=0.5)
         yield address
     finally:
         for proc in reversed(procs):
@@ -64,7 +83,7 @@ def kill_a_worker_while_it_grades(address: str, found: dict, done) -> None:
     """SIGKILL a worker process as soon as it runs nbgrader on a batch (until `done` is set); record
     in `found` which worker and the nbgrader processes it was running."""
     from distributed import Client
-    with Client(address, timeout=30) as client:
+    with Client(address, timeout=HANG_SECONDS) as client:
         while not done.is_set():
             pids = client.run(os.getpid)
             for worker, keys in client.processing().items():
