@@ -7,10 +7,8 @@ closes to others, put back). Used by tests/test_hub.py, tests/test_hub_limits.py
 import contextlib
 import json
 import os
-import random
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import threading
@@ -45,25 +43,11 @@ class Hub:
 def free_ports(count: int = 4) -> int:
     """A port p with p to p+3 free: the people's port, and the three after it, where the hub's API, the
     proxy's API and the reports service once listened (tests/test_hub_limits.py has a student take them).
-    Below the range Linux hands out for port 0 (ip_local_port_range): there a kernel's ZMQ socket or a
-    Dask worker of a test running beside is never given one of them, and so never connects to the
+    Below the range Linux hands out for port 0, as the spawner's (grader/hub/port_owner.py): a kernel's
+    ZMQ socket of a test running beside is never given one of them, and so never connects to the
     student's squatter after it closed its own (make test saw a ZMQ greeting arrive there)."""
-    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
-    candidates = range(10_000, low - count) if low - count > 10_000 else range(1024, 65536 - count)
-    for _ in range(200):
-        port = random.choice(candidates)
-        if all(_port_free(port + i) for i in range(count)):
-            return port
-    raise RuntimeError(f"no {count} free ports in a row")
-
-
-def _port_free(port: int) -> bool:
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-            return True
-        except OSError:
-            return False
+    from grader.hub import port_owner
+    return port_owner.unclaimed_ports(count)
 
 
 def require_hub(with_limits: bool = False) -> None:

@@ -330,6 +330,9 @@ try:
 except ImportError:    # the course's code without the hub's packages: the helpers above still work
     LocalProcessSpawner = None
 
+# a start whose port another process holds is tried again on another port this many times in all
+PORT_ATTEMPTS = 3
+
 if LocalProcessSpawner is not None:
     class LimitedSpawner(LocalProcessSpawner):
         """JupyterHub's local spawner, with each person's server in their own cgroups (see above).
@@ -355,29 +358,38 @@ if LocalProcessSpawner is not None:
                     limit_class_memory(int(self.class_mem_limit))
                 except OSError as err:   # the class already holds more (a limit lowered in settings.txt)
                     self.log.error("the class's memory limit %d could not be set: %s", self.class_mem_limit, err)
-            groups.create(int(self.mem_limit), float(self.cpu_limit), int(self.pids_limit))
-            address = await super().start()
-            await self._own_port(address[1], groups)
-            return address
+            from grader.hub import port_owner
+            for attempt in range(1, PORT_ATTEMPTS + 1):
+                groups.create(int(self.mem_limit), float(self.cpu_limit), int(self.pids_limit))
+                if not self.port:
+                    self.port = await asyncio.to_thread(port_owner.unclaimed_ports)
+                address = await super().start()
+                if await self._own_port(address[1], groups):
+                    return address
+                taken, self.port = self.port, 0     # stopped, groups gone: the next try picks another port
+                self.log.warning("port %d of %s's server is held by another process (try %d of %d)",
+                                 taken, self.user.name, attempt, PORT_ATTEMPTS)
+            raise LimitsError(f"{PORT_ATTEMPTS} ports in a row, which {self.user.name}'s server was to use, were "
+                              "held by another process: the start was refused")
 
-        async def _own_port(self, port: int, groups: PersonGroups) -> None:
-            """Wait until the server listens on `port`; refuse the start if another process holds it
-            (grader/hub/port_owner.py). A server that dies first is left to the hub, which reports it."""
+        async def _own_port(self, port: int, groups: PersonGroups) -> bool:
+            """Wait until the server listens on `port`; False (the server stopped) if another process
+            holds it (grader/hub/port_owner.py). A server that dies first is left to the hub, which
+            reports it."""
             from grader.hub import port_owner
             deadline, pause = time.monotonic() + self.http_timeout, 0.1
             while time.monotonic() < deadline and await self.poll() is None:
                 holder = await asyncio.to_thread(port_owner.holder, port, groups.pids())
                 if holder == "theirs":
-                    return
+                    return True
                 if holder == "foreign":
                     await self.stop(now=True)
-                    self.port = 0     # so that the next start picks another
-                    raise LimitsError(f"port {port}, which {self.user.name}'s server was to use, is held by "
-                                      "another process: the start was refused (start again for another port)")
+                    return False
                 # a server takes seconds to listen; a class starting at once would otherwise have the
                 # hub read /proc/net/tcp five times a second per person while it starts them all
                 await asyncio.sleep(pause)
                 pause = min(pause * 1.5, 1.0)
+            return True     # not listening (yet) or gone: the hub's own wait reports that
 
         tmp_size = Integer(0, help="bytes of each of the person's own /tmp, /var/tmp and /dev/shm "
                                    "(grader/hub/private_mounts.py); 0: a quarter of the memory limit").tag(config=True)
