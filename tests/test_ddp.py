@@ -50,6 +50,25 @@ def read_reports(out_dir: Path) -> list:
     return reports
 
 
+def test_a_missing_or_non_python_script_fails_before_any_process_starts(tmp_path, monkeypatch):
+    """launch() reads and compiles the script first: torchrun would start every worker (seconds of
+    imports each) and then print the same error once per rank."""
+    def no_process(*args, **kwargs):
+        raise AssertionError("a process was started")
+    monkeypatch.setattr(subprocess, "Popen", no_process)
+    with pytest.raises(FileNotFoundError, match="no script to launch at .*not_there.py"):
+        launch(tmp_path / "not_there.py")
+    binary = tmp_path / "model.pt"
+    torch.save({"w": torch.ones(3)}, binary)
+    with pytest.raises((SyntaxError, ValueError)):
+        launch(binary)
+    broken = tmp_path / "broken.py"
+    broken.write_text("def main(:\n    pass\n")
+    with pytest.raises(SyntaxError) as err:
+        launch(broken)
+    assert err.value.filename == str(broken) and err.value.lineno == 1
+
+
 # ---------------------------------------------------------------- DistributedSampler, in-process
 def shards(n: int, epoch: int = 0, seed: int = 0, **kwargs) -> list:
     out = []

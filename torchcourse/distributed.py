@@ -127,13 +127,29 @@ def write_rank_report(out_dir, ctx: DistContext, **fields) -> Path:
 SCRIPTS_DIR = Path(__file__).resolve().parent.parent / "ddp_scripts"
 
 
+def script_path(script) -> Path:
+    """`script` as given, or else the file of that name in ddp_scripts/."""
+    path = Path(script)
+    return path if path.is_absolute() or path.exists() else SCRIPTS_DIR / path
+
+
+def check_script(script) -> None:
+    """Fail at once, with the file's own error, for a script that is missing or is not Python:
+    torchrun would first start every worker (seconds of imports each) and then report the same
+    error once per rank."""
+    path = script_path(script)
+    try:
+        source = path.read_bytes()
+    except OSError as err:
+        raise FileNotFoundError(f"no script to launch at {path}: {err.strerror}") from None
+    compile(source, str(path), "exec")     # SyntaxError (or ValueError for binary files), with where
+
+
 def launch_command(script, *args, nproc: int = 2, launcher: str = "torchrun") -> list:
     """The command line that starts `script` (a path, or a file name in ddp_scripts/) on
     `nproc` processes: `torchrun --standalone --nproc_per_node=N script ...`, spelled with this
     interpreter, or `python script --nprocs N ...` for a script that spawns its own workers."""
-    path = Path(script)
-    if not path.is_absolute() and not path.exists():
-        path = SCRIPTS_DIR / path
+    path = script_path(script)
     args = [str(a) for a in args]
     if launcher == "torchrun":
         return [sys.executable, "-m", "torch.distributed.run", "--standalone",
@@ -186,6 +202,7 @@ def launch(script, *args, nproc: int = 2, launcher: str = "torchrun", cpu_only: 
     cpu_only hides the GPUs (gloo on the CPU, results that match a CPU run exactly);
     env adds variables to the children's environment.
     """
+    check_script(script)
     env = child_environment(env, cpu_only)
     command = launch_command(script, *args, nproc=nproc, launcher=launcher)
     # A session of its own, so that a hung job can be stopped with all its worker processes.
