@@ -24,12 +24,17 @@ toy_ddp.py (torchcourse.distributed). Each rank:
      also built on the meta device (broadcast from rank 0), and checks that its shards are the
      trained ones.
 
-Options: --steps 6  --global-batch 16  --lr 0.01  --seed 0  --out-dir DIR  --bf16  --compare-ddp
+Options: --steps 6  --global-batch 16  --lr 0.01  --seed 0  --out-dir DIR  --bf16 | --both  --compare-ddp
   --bf16     fully_shard(..., mp_policy=MixedPrecisionPolicy(param_dtype=bfloat16,
              reduce_dtype=float32)): weights gathered and used in bf16, gradients reduced in
              fp32, the sharded weights and AdamW's state stay fp32.
+  --both     all of the above twice in the same processes: in fp32, then with --bf16's policy.
+             Starting the processes and importing torch cost more than this training, so
+             chapter 10 and tests/test_fsdp.py launch once for both. Rank 0 prints a line
+             "== fp32: ..." or "== bf16: ..." before each run's lines.
   --out-dir  each rank writes DIR/rank<N>.json (bytes before and after sharding, collectives,
-             losses, a hash of its local shards); rank 0 saves DIR/model.pt.
+             losses, a hash of its local shards); rank 0 saves DIR/model.pt. With --both,
+             each run writes its own folder, DIR/fp32 and DIR/bf16.
              tests/test_fsdp.py and chapter 10 read these files.
 """
 import argparse
@@ -213,15 +218,17 @@ def describe(phase: dict) -> str:
                       for op, c in phase.items()) or "none"
 
 
-def train(ctx, args) -> None:
+PRECISIONS = {"fp32": "weights gathered and used in fp32, gradients reduced in fp32",
+              "bf16": "weights gathered and used in bf16, gradients reduced in fp32"}
+
+
+def train(ctx, args, mesh, bf16: bool, out_dir) -> None:
+    """One run: build, shard, train, count, save and reload; bf16 selects --bf16's policy."""
     if ctx.is_main:
-        print(f"torch {torch.__version__} | backend {ctx.backend} | world size {ctx.world_size}"
-              f" | device of rank 0: {ctx.device}", flush=True)
-    # An explicit mesh: on a 1-GPU machine with 2 processes the backend is gloo, and the
-    # parameters must then stay on the CPU even though CUDA exists.
-    mesh = init_device_mesh(ctx.device.type, (ctx.world_size,))
+        precision = "bf16" if bf16 else "fp32"
+        print(f"== {precision}: {PRECISIONS[precision]}", flush=True)
     mp_policy = (MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
-                 if args.bf16 else MixedPrecisionPolicy())
+                 if bf16 else MixedPrecisionPolicy())
     features, labels = make_data(args.seed)
     features, labels = features.to(ctx.device), labels.to(ctx.device)
 
@@ -286,7 +293,7 @@ def train(ctx, args) -> None:
     # Every rank takes part in gathering; with cpu_offload only rank 0 receives the full tensors.
     options = StateDictOptions(full_state_dict=True, cpu_offload=True)
     full_state = get_model_state_dict(model, options=options)
-    checkpoint = None if args.out_dir is None else args.out_dir / "model.pt"
+    checkpoint = None if out_dir is None else out_dir / "model.pt"
     if ctx.is_main and checkpoint is not None:
         checkpoint.parent.mkdir(parents=True, exist_ok=True)
         torch.save(full_state, checkpoint)
@@ -303,11 +310,11 @@ def train(ctx, args) -> None:
         print(f"checkpoint loaded back into a sharded model: shards equal on rank 0: {reload_equal}",
               flush=True)
 
-    if args.out_dir is not None:
-        write_rank_report(args.out_dir, ctx, built_on="meta", bytes_full=bytes_full,
+    if out_dir is not None:
+        write_rank_report(out_dir, ctx, built_on="meta", bytes_full=bytes_full,
                           bytes_after=bytes_after, init_peak_bytes=init_peak,
                           numel_full=numel_full, numel_local=numel_local,
-                          optimizer_state_bytes=optimizer_bytes, bf16=args.bf16,
+                          optimizer_state_bytes=optimizer_bytes, bf16=bf16,
                           collectives=comms, losses=losses, shards_sha256=shards_hash(model),
                           reload_equal=reload_equal)
 
@@ -328,7 +335,10 @@ def build_parser():
     parser.add_argument("--lr", type=float, default=0.01)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out-dir", type=Path, default=None)
-    parser.add_argument("--bf16", action="store_true", help="bf16 weights in compute, fp32 reduce")
+    precision = parser.add_mutually_exclusive_group()
+    precision.add_argument("--bf16", action="store_true", help="bf16 weights in compute, fp32 reduce")
+    precision.add_argument("--both", action="store_true",
+                           help="run in fp32, then with --bf16, in the same processes (DIR/fp32, DIR/bf16)")
     parser.add_argument("--compare-ddp", action="store_true",
                         help="also count one DDP step's all-reduces (on a full replica)")
     return parser
@@ -339,7 +349,18 @@ def main(argv=None) -> None:
     ctx = setup()
     if args.global_batch % ctx.world_size:
         raise SystemExit("--global-batch must be a multiple of the number of processes")
-    train(ctx, args)   # returns before teardown, so the sharded models are already released
+    if ctx.is_main:
+        print(f"torch {torch.__version__} | backend {ctx.backend} | world size {ctx.world_size}"
+              f" | device of rank 0: {ctx.device}", flush=True)
+    # An explicit mesh: on a 1-GPU machine with 2 processes the backend is gloo, and the
+    # parameters must then stay on the CPU even though CUDA exists.
+    mesh = init_device_mesh(ctx.device.type, (ctx.world_size,))
+    runs = [False, True] if args.both else [args.bf16]     # bf16 or not
+    for bf16 in runs:
+        out_dir = args.out_dir
+        if args.both and out_dir is not None:
+            out_dir = out_dir / ("bf16" if bf16 else "fp32")
+        train(ctx, args, mesh, bf16, out_dir)   # returns before teardown: its models are released
     teardown(ctx)
 
 

@@ -2,6 +2,8 @@
 BatchNorm over ranks), run for real with 2 CPU processes (gloo), and compared with one process
 training on the same global batches.
 """
+import re
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -18,17 +20,35 @@ def as_options(args: dict) -> list:
 
 
 @pytest.fixture(scope="module")
-def fsdp_run(tmp_path_factory):
+def fsdp_runs(tmp_path_factory):
+    """fp32 and bf16 in one launch (--both: 14 CPU-s here, where two launches cost 26 to 28):
+    {"fp32": (what rank 0 printed for that run, its folder, its reports), "bf16": (...)}."""
     out_dir = tmp_path_factory.mktemp("fsdp")
-    proc = run_script("fsdp_toy.py", *as_options(FSDP_ARGS), "--compare-ddp", "--out-dir", out_dir)
-    return proc, out_dir, read_reports(out_dir)
+    proc = run_script("fsdp_toy.py", *as_options(FSDP_ARGS), "--both", "--compare-ddp", "--out-dir", out_dir)
+    parts = re.split(r"^== (fp32|bf16): .*$", proc.stdout, flags=re.MULTILINE)
+    assert parts[1::2] == ["fp32", "bf16"], f"one run in fp32, then one in bf16:\n{proc.stdout}"
+    fp32, bf16 = parts[2::2]
+    return {"fp32": (fp32, out_dir / "fp32", read_reports(out_dir / "fp32")),
+            "bf16": (bf16, out_dir / "bf16", read_reports(out_dir / "bf16"))}
 
 
 @pytest.fixture(scope="module")
-def bf16_run(tmp_path_factory):
-    out_dir = tmp_path_factory.mktemp("fsdp_bf16")
-    proc = run_script("fsdp_toy.py", *as_options(FSDP_ARGS), "--bf16", "--out-dir", out_dir)
-    return proc, out_dir, read_reports(out_dir)
+def fsdp_run(fsdp_runs):
+    return fsdp_runs["fp32"]
+
+
+@pytest.fixture(scope="module")
+def bf16_run(fsdp_runs):
+    return fsdp_runs["bf16"]
+
+
+def test_bf16_alone_or_both_precisions_but_not_both_options():
+    """--bf16 alone is one bf16 run (make gpu-check launches it so); --both runs fp32, then bf16."""
+    parser = load_script("fsdp_toy").build_parser()
+    assert parser.parse_args(["--bf16"]).bf16 and not parser.parse_args(["--bf16"]).both
+    assert parser.parse_args(["--both"]).both
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--bf16", "--both"])
 
 
 def one_process_fsdp_training():
@@ -50,14 +70,14 @@ def one_process_fsdp_training():
 
 
 def test_each_rank_keeps_half_of_the_parameters_and_of_the_optimizer_state(fsdp_run):
-    proc, _, reports = fsdp_run
+    output, _, reports = fsdp_run
     full = reports[0]["bytes_full"]
     assert full == 4 * reports[0]["numel_full"] and all(r["bytes_full"] == full for r in reports)
     assert sum(r["bytes_after"] for r in reports) == full, "the shards together are the model"
     for r in reports:
         assert 0.45 * full <= r["bytes_after"] <= 0.55 * full, f"rank {r['rank']} keeps {r['bytes_after']} of {full} B"
         assert r["optimizer_state_bytes"] == 2 * r["bytes_after"], "AdamW's two moments, of the shard only"
-    assert proc.stdout.count("after sharding") == 2, "rank 0 prints one line per rank"
+    assert output.count("after sharding") == 2, "rank 0 prints one line per rank"
 
 
 def test_no_rank_ever_holds_the_full_model(fsdp_run):
@@ -137,8 +157,8 @@ def test_fsdp_matches_one_process_training_on_the_global_batch(fsdp_run):
 
 
 def test_the_full_checkpoint_loads_into_a_plain_model_and_holds_the_trained_shards(fsdp_run):
-    proc, out_dir, reports = fsdp_run
-    assert proc.stdout.count("saved ") == 1, "only rank 0 saves"
+    output, out_dir, reports = fsdp_run
+    assert output.count("saved ") == 1, "only rank 0 saves"
     model = load_script("fsdp_toy").make_model()
     model.load_state_dict(torch.load(out_dir / "model.pt", weights_only=True))  # strict
     for r in reports:
@@ -151,9 +171,10 @@ def test_the_full_checkpoint_loads_into_a_plain_model_and_holds_the_trained_shar
 
 
 def test_bf16_policy_gathers_and_computes_in_bf16_and_reduces_in_fp32(bf16_run, fsdp_run):
-    _, out_dir, reports = bf16_run
+    output, out_dir, reports = bf16_run
     fp32 = fsdp_run[2]
     full = reports[0]["bytes_full"]
+    assert output.count("saved ") == 1 and output.count("after sharding") == 2, output
     for r, plain in zip(reports, fp32):
         assert r["bf16"] and not plain["bf16"]
         for setting in ("default", "true", "false"):
