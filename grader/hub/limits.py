@@ -324,16 +324,32 @@ def main(argv=None) -> int:
 
 # ---- the spawner --------------------------------------------------------------------------------
 
-try:
-    from jupyterhub.spawner import LocalProcessSpawner
-    from traitlets import Integer
-except ImportError:    # the course's code without the hub's packages: the helpers above still work
-    LocalProcessSpawner = None
-
 # a start whose port another process holds is tried again on another port this many times in all
 PORT_ATTEMPTS = 3
 
-if LocalProcessSpawner is not None:
+
+def __getattr__(name: str):
+    """LimitedSpawner and LocalProcessSpawner, defined at their first use (the hub's, which imports
+    grader.hub.limits.LimitedSpawner): importing JupyterHub's spawner costs about 1 CPU-s, which the
+    rest of this module's users do not need: every kernel of the hub's environment (memory_note.py
+    reads its own groups at start), `python -m grader.hub.limits` before it becomes the feedback
+    service, the reports service."""
+    if name in ("LocalProcessSpawner", "LimitedSpawner"):
+        _define_spawner()
+        if name in globals():
+            return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _define_spawner() -> None:
+    global LocalProcessSpawner, LimitedSpawner
+    try:
+        from jupyterhub.spawner import LocalProcessSpawner
+        from traitlets import Integer
+    except ImportError:    # the course's code without the hub's packages: the helpers above still work
+        LocalProcessSpawner = None
+        return
+
     class LimitedSpawner(LocalProcessSpawner):
         """JupyterHub's local spawner, with each person's server in their own cgroups (see above).
         Spawner.mem_limit and Spawner.cpu_limit are the limits (JupyterHub passes them on to the

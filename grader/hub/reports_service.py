@@ -19,7 +19,7 @@ from pathlib import Path
 
 from grader.hub.deploy import COURSE_LINK
 from grader.hub.unix_users import INSTRUCTORS
-from grader.reports.__main__ import OUT, write_reports
+from grader.reports import OUT
 
 SERVICE = "reports"
 PAGE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\.(html|csv)")
@@ -43,6 +43,9 @@ class Reports:
     def page(self, name: str) -> bytes | None:
         with self.lock:
             if self.stale() and (self.course / "gradebook.db").is_file():
+                # imported at the first remake, not at the service's start (matplotlib, nbgrader: about
+                # 1.5 CPU-s): the hub starts the service with every start of the hub, and again after a crash
+                from grader.reports.__main__ import write_reports
                 write_reports(self.course, out=self.out, notebooks_url=self.notebooks_url)
         path = self.out / name
         return path.read_bytes() if PAGE.fullmatch(name) and path.is_file() else None

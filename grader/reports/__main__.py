@@ -13,12 +13,11 @@ from pathlib import Path
 
 from grader.course import COURSE_ID, REPO_ROOT
 from grader.inbound import Entry, refused_entries
-from grader.reports import data as class_data
+from grader.reports import OUT, data as class_data
 from grader.reports.page import assignment_csv, assignment_page, index_page, refused_section
 from grader.reports.similarity import find_similar, pairs_html
 from grader.reports.stats import score_summary
 
-OUT = "reports"
 DEFAULT_EXCHANGE = "/usr/local/share/nbgrader/exchange"   # nbgrader's Exchange.root when nothing sets it
 
 
