@@ -49,10 +49,20 @@ def uv_options(config: dict) -> list:
     return options
 
 
+def _has_uv() -> bool:
+    """Whether this Python has UV already (each call of `pip install` costs about 1 CPU-s even then;
+    `make setup` and `make hub` install twice in a row)."""
+    from importlib import metadata
+    try:
+        return metadata.version("uv") == UV.partition("==")[2]
+    except metadata.PackageNotFoundError:
+        return False
+
+
 def install(args: list, compile_bytecode: bool = True) -> None:
     """pip install --no-deps ARGS, by uv where it can be installed, else by pip. compile_bytecode
     False: the caller brings the bytecode (make hub links the course's, grader/hub/deploy.py)."""
-    if _pip("install", "-q", UV, check=False).returncode != 0:
+    if not _has_uv() and _pip("install", "-q", UV, check=False).returncode != 0:
         print(f"{UV} could not be installed: pip installs the packages (slower)", file=sys.stderr)
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", *args], check=True)
         return
