@@ -1,9 +1,12 @@
 """A class's JupyterHub in a temporary folder, and people logging in to it in a browser.
 
 The hub is set up from a roster by grader.hub.deploy, exactly as `make hub` does it, with its own
-folder, ports and Unix users, all removed afterwards (and the repository's mode, which the setup
-closes to others, put back). Used by tests/test_hub.py, tests/test_hub_limits.py and the hub benchmarks.
+ports and Unix users, all removed afterwards (and the repository's mode, which the setup closes to
+others, put back), in a folder whose students' environment the next hub of the same test process
+finds built, as `make hub` run again does (hub_root). Used by tests/test_hub.py,
+tests/test_hub_limits.py and the hub benchmarks.
 """
+import atexit
 import contextlib
 import json
 import os
@@ -73,15 +76,44 @@ def wait_healthy(url: str, hub: subprocess.Popen, log: Path) -> None:
     wait_until(healthy, "JupyterHub to answer", alive=process_alive(hub, "JupyterHub", log), every=0.5)
 
 
+_ROOT = None   # this test process's hubs' folder (hub_root)
+
+
+def hub_root() -> Path:
+    """The folder of this process's hubs, one after the other: the same each time, as `make hub`'s
+    HUB_ROOT on a server, so that the next hub finds the students' environment (env/) that the first
+    built and keeps it, as `make hub` run again does while the lock is the same; nothing else of
+    the last hub is left in it (running_hub). The environment costs 14 CPU-s to build and `make test`
+    sets up two hubs; it is removed when the process ends."""
+    global _ROOT
+    if _ROOT is None:
+        # not under /tmp: each person's server has a /tmp of its own (grader/hub/private_mounts.py)
+        HUBS_FOLDER.mkdir(parents=True, exist_ok=True)
+        _ROOT = Path(tempfile.mkdtemp(prefix="course-hub-", dir=HUBS_FOLDER))
+        atexit.register(shutil.rmtree, _ROOT, ignore_errors=True)
+    os.chmod(_ROOT, 0o755)
+    return _ROOT
+
+
+def clear_but_environment(root: Path) -> None:
+    """Everything of a hub in `root` removed but its students' environment, env/ (hub_root)."""
+    kept = root / "hub" / "env"
+    for path in [*root.iterdir(), *((root / "hub").iterdir() if (root / "hub").is_dir() else [])]:
+        if path == kept or path == kept.parent:
+            continue
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+
+
 @contextmanager
 def running_hub(roster_text: str, chapters=None):
     """A hub for the roster, set up and started as `make hub` does it (`chapters`: those released,
     default every one); everything it made is removed on the way out: the hub stopped (its process
-    group), the roster's users, the folder."""
-    # not under /tmp: each person's server has a /tmp of its own (grader/hub/private_mounts.py)
-    HUBS_FOLDER.mkdir(parents=True, exist_ok=True)
-    root = Path(tempfile.mkdtemp(prefix="course-hub-", dir=HUBS_FOLDER))
-    os.chmod(root, 0o755)
+    group), the roster's users, the folder but the students' environment (hub_root)."""
+    root = hub_root()
+    clear_but_environment(root)
     roster = root / "roster.txt"
     roster.write_text(roster_text)
     url = f"http://127.0.0.1:{free_ports()}"
@@ -106,7 +138,7 @@ def running_hub(roster_text: str, chapters=None):
         for person in read_roster(roster):
             unix_users.remove_user(person.name)
         os.chmod(REPO_ROOT, repo_mode)
-        shutil.rmtree(root, ignore_errors=True)
+        clear_but_environment(root)
 
 
 def stop_what_runs_from(root: Path) -> None:
