@@ -53,16 +53,25 @@ def course(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def first_pass(course, tmp_path_factory):
+def cluster():
+    """The warm grading cluster, which the service keeps for its whole life: here the module's passes
+    share one, as the service's passes do (starting one costs about 8 CPU-s: a zygote and a warm
+    nbgrader that import torch and nbgrader, a warm kernel)."""
+    with autofeedback.warm_cluster(2) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def first_pass(course, cluster, tmp_path_factory):
     """alice answers one exercise right, bob hands in a file that is not JSON, dave his notebook under
     another name, all at once; one pass; then each fetches their feedback."""
     homes = tmp_path_factory.mktemp("homes")
     students = {name: ExchangeStudent(course, name, homes / name) for name in ("alice", "bob", "dave")}
     handins = {"alice": {NOTEBOOK: answered(course, FIRST)}, "bob": {NOTEBOOK: b'{"cells": [ not json'},
                "dave": {RENAMED: answered(course, FIRST)}}
-    with autofeedback.warm_cluster(2) as client, ThreadPoolExecutor() as pool:   # warm while they hand in
+    with ThreadPoolExecutor() as pool:
         list(pool.map(lambda name: students[name].submit(ASSIGNMENT, handins[name]), students))
-        handled = autofeedback.grade_pending(course, client=client)
+        handled = autofeedback.grade_pending(course, client=cluster)
         pages = dict(zip(students, pool.map(lambda student: student.fetch_feedback(ASSIGNMENT), students.values())))
     return {**students, "handled": handled, "pages": pages}
 
@@ -146,7 +155,7 @@ def test_a_second_pass_grades_nothing_even_after_a_restart(first_pass, course):
     assert sorted(p.name for p in (course / ".exchange" / "pytorch-course" / "feedback").iterdir()) == released
 
 
-def test_a_class_handing_in_together_is_graded_once_each(first_pass, course, tmp_path):
+def test_a_class_handing_in_together_is_graded_once_each(first_pass, course, cluster, tmp_path):
     """The deadline rush, not timed: six students hand in at once, three more while those are graded;
     the service's polls (Service._poll, on a warm cluster and a warm nbgrader) take them in passes as
     the cluster frees: each graded once, with its own score, and its feedback released."""
@@ -159,8 +168,7 @@ def test_a_class_handing_in_together_is_graded_once_each(first_pass, course, tmp
         list(pool.map(lambda name: students[name].submit(ASSIGNMENT, {NOTEBOOK: answered(course, *answers[name])}),
                       names))
 
-    with autofeedback.warm_cluster(2) as client, autofeedback.warm_nbgrader(course) as nbgrader, \
-            ThreadPoolExecutor() as pool:
+    with autofeedback.warm_nbgrader(course) as nbgrader, ThreadPoolExecutor() as pool:
         hand_in(list(answers)[:6])
         later = pool.submit(hand_in, list(answers)[6:])
         try:
@@ -173,7 +181,7 @@ def test_a_class_handing_in_together_is_graded_once_each(first_pass, course, tmp
                 assert time.time() < stalled, f"no feedback released for {HANG_SECONDS} s ({released} of {len(answers)})"
                 passes[:] = [p for p in passes if p.thread.is_alive()]
                 before = len(passes)
-                service._poll(client, passes, abandoned, nbgrader, threads=2)
+                service._poll(cluster, passes, abandoned, nbgrader, threads=2)
                 started += passes[before:]
                 time.sleep(0.3)
             for each in started:
