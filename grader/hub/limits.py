@@ -402,7 +402,7 @@ def _define_spawner() -> None:
                     await self.stop(now=True)
                     return False
                 # a server takes seconds to listen; a class starting at once would otherwise have the
-                # hub read /proc/net/tcp five times a second per person while it starts them all
+                # hub ask for the listening sockets five times a second per person while it starts them all
                 await asyncio.sleep(pause)
                 pause = min(pause * 1.5, 1.0)
             return True     # not listening (yet) or gone: the hub's own wait reports that
