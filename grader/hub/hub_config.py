@@ -9,7 +9,6 @@ only root can bind; where there is none, the service is off.
 Each person's JupyterLab and kernels run inside their own memory, CPU and process limits (cgroups,
 grader/hub/limits.py) unless `cgroups` is False, and servers left idle are stopped (their files stay).
 """
-import socket
 import sys
 from pathlib import Path
 from urllib.parse import quote, urlsplit, urlunsplit
@@ -42,7 +41,7 @@ def configure(c, root: Path, url: str, proxy: str, people: list, instructors: li
     c.Spawner.notebook_dir = "~"
     environment = {"PATH": layout.path}
     if cgroups:
-        c.JupyterHub.spawner_class = "grader.hub.limits.LimitedSpawner"
+        c.JupyterHub.spawner_class = "grader.hub.spawner.LimitedSpawner"
         c.Spawner.mem_limit = settings.memory
         c.Spawner.cpu_limit = settings.cpus
         c.LimitedSpawner.pids_limit = settings.processes
@@ -130,11 +129,4 @@ def privileged_port(first_unprivileged: int | None = None) -> int | None:
     if first_unprivileged is None:
         first_unprivileged = port_owner.first_unprivileged_port()
     top = min(first_unprivileged, 1024)
-    for port in range(top - 1, top // 2, -1):
-        with socket.socket() as probe:
-            try:
-                probe.bind(("127.0.0.1", port))
-                return port
-            except OSError:
-                continue
-    return None
+    return next((port for port in range(top - 1, top // 2, -1) if port_owner.free(port)), None)

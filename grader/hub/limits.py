@@ -1,7 +1,7 @@
 """Each person's share of a class's server: memory, CPU and processes, held by Linux cgroups (v1).
 
 `make hub` gives each person a group in the memory, cpu and pids hierarchies, below the hub's own
-group: <hub's group>/pytorch-course/<user>. The spawner below makes and sets those groups before it
+group: <hub's group>/pytorch-course/<user>. The spawner (grader/hub/spawner.py) makes and sets those groups before it
 starts the person's JupyterLab, and the new process joins them before it becomes the person's user
 and before it runs anything: the server, every kernel and terminal it starts, and whatever those
 fork, are inside from their first instruction. When a person's processes use more memory than the
@@ -30,7 +30,6 @@ quota: when the people's servers want the CPU they get it first, and grading has
 leave, so that a rush of hand-ins never starves the people's servers nor waits for idle cores.
 """
 import argparse
-import asyncio
 import errno
 import os
 import sys
@@ -320,117 +319,6 @@ def main(argv=None) -> int:
     groups.create(args.memory, args.cpu_shares)
     groups.join()
     os.execvp(args.command[0], args.command)
-
-
-# ---- the spawner --------------------------------------------------------------------------------
-
-# a start whose port another process holds is tried again on another port this many times in all
-PORT_ATTEMPTS = 3
-
-
-def __getattr__(name: str):
-    """LimitedSpawner and LocalProcessSpawner, defined at their first use (the hub's, which imports
-    grader.hub.limits.LimitedSpawner): importing JupyterHub's spawner costs about 1 CPU-s, which the
-    rest of this module's users do not need: every kernel of the hub's environment (memory_note.py
-    reads its own groups at start), `python -m grader.hub.limits` before it becomes the feedback
-    service, the reports service."""
-    if name in ("LocalProcessSpawner", "LimitedSpawner"):
-        _define_spawner()
-        if name in globals():
-            return globals()[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def _define_spawner() -> None:
-    global LocalProcessSpawner, LimitedSpawner
-    try:
-        from jupyterhub.spawner import LocalProcessSpawner
-        from traitlets import Integer
-    except ImportError:    # the course's code without the hub's packages: the helpers above still work
-        LocalProcessSpawner = None
-        return
-
-    class LimitedSpawner(LocalProcessSpawner):
-        """JupyterHub's local spawner, with each person's server in their own cgroups (see above).
-        Spawner.mem_limit and Spawner.cpu_limit are the limits (JupyterHub passes them on to the
-        server as MEM_LIMIT and CPU_LIMIT); pids_limit caps processes and threads."""
-
-        pids_limit = Integer(512, help="processes and threads per person (cgroup pids.max)").tag(config=True)
-        class_mem_limit = Integer(0, help="bytes for all people's servers together (0: none)").tag(config=True)
-
-        def _groups(self) -> PersonGroups:
-            return PersonGroups(self.user.name)
-
-        async def start(self):
-            if not self.mem_limit or not self.cpu_limit:
-                raise LimitsError("LimitedSpawner needs Spawner.mem_limit and Spawner.cpu_limit")
-            groups = self._groups()
-            # what an earlier server left (it crashed, was OOM-killed, or a stop could not end it) goes first
-            if not await asyncio.to_thread(groups.remove, True):
-                raise LimitsError(f"{self.user.name}'s groups still hold processes that could not be killed: "
-                                  f"{sorted(groups.pids())}")
-            if self.class_mem_limit:
-                try:
-                    limit_class_memory(int(self.class_mem_limit))
-                except OSError as err:   # the class already holds more (a limit lowered in settings.txt)
-                    self.log.error("the class's memory limit %d could not be set: %s", self.class_mem_limit, err)
-            from grader.hub import port_owner
-            for attempt in range(1, PORT_ATTEMPTS + 1):
-                groups.create(int(self.mem_limit), float(self.cpu_limit), int(self.pids_limit))
-                if not self.port:
-                    self.port = await asyncio.to_thread(port_owner.unclaimed_ports)
-                address = await super().start()
-                if await self._own_port(address[1], groups):
-                    return address
-                taken, self.port = self.port, 0     # stopped, groups gone: the next try picks another port
-                self.log.warning("port %d of %s's server is held by another process (try %d of %d)",
-                                 taken, self.user.name, attempt, PORT_ATTEMPTS)
-            raise LimitsError(f"{PORT_ATTEMPTS} ports in a row, which {self.user.name}'s server was to use, were "
-                              "held by another process: the start was refused")
-
-        async def _own_port(self, port: int, groups: PersonGroups) -> bool:
-            """Wait until the server listens on `port`; False (the server stopped) if another process
-            holds it (grader/hub/port_owner.py). A server that dies first is left to the hub, which
-            reports it."""
-            from grader.hub import port_owner
-            deadline, pause = time.monotonic() + self.http_timeout, 0.1
-            while time.monotonic() < deadline and await self.poll() is None:
-                holder = await asyncio.to_thread(port_owner.holder, port, groups.pids())
-                if holder == "theirs":
-                    return True
-                if holder == "foreign":
-                    await self.stop(now=True)
-                    return False
-                # a server takes seconds to listen; a class starting at once would otherwise have the
-                # hub ask for the listening sockets five times a second per person while it starts them all
-                await asyncio.sleep(pause)
-                pause = min(pause * 1.5, 1.0)
-            return True     # not listening (yet) or gone: the hub's own wait reports that
-
-        tmp_size = Integer(0, help="bytes of each of the person's own /tmp, /var/tmp and /dev/shm "
-                                   "(grader/hub/private_mounts.py); 0: a quarter of the memory limit").tag(config=True)
-
-        def make_preexec_fn(self, name):
-            from grader.hub import private_mounts
-            become_user = super().make_preexec_fn(name)
-            groups = self._groups()
-            private_folders = private_mounts.preparer(self.tmp_size or int(self.mem_limit) // 4)
-
-            def preexec():
-                groups.join()          # still root, in the child, before anything of the person's runs
-                private_folders()      # what the server writes there is charged to the groups just joined
-                become_user()
-            return preexec
-
-        async def stop(self, now=False):
-            """The server, and then everything else of the person's: a process that left the server's
-            session (a `setsid` daemon) is still in their groups, and would outlive a stop, a cull or a
-            crash, holding their memory or a port that a service needs. Killed until none is left (a
-            fork racing the kill meets the pids limit), then the groups go."""
-            await super().stop(now)
-            if not await asyncio.to_thread(self._groups().remove, True):
-                self.log.error("%s's groups still hold processes after the server stopped: %s", self.user.name,
-                               sorted(self._groups().pids()))
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 A person's JupyterLab listens on a port the hub picked on 127.0.0.1, and the proxy sends that
 person's requests (their cookies with them) to whatever listens there. Any user of the server can
 bind a free port: a classmate's process that took it first would receive them. So the spawner
-(grader/hub/limits.py) waits, after each start, until the port is held by a process of the person's
+(grader/hub/spawner.py) waits, after each start, until the port is held by a process of the person's
 own groups, and refuses the start if another process holds it. docs/GRADING.md, "A class on one
 server"."""
 import os
@@ -39,12 +39,13 @@ def unclaimed_ports(count: int = 1) -> int:
     candidates = range(floor, low - count) if low - count > floor else range(1024, 65536 - count)
     for _ in range(200):
         port = random.choice(candidates)
-        if all(_free(port + i) for i in range(count)):
+        if all(free(port + i) for i in range(count)):
             return port
     raise OSError(f"no {count} free ports in a row below {low}")
 
 
-def _free(port: int) -> bool:
+def free(port: int) -> bool:
+    """Whether this process could bind `port` on 127.0.0.1 now."""
     with socket.socket() as probe:
         try:
             probe.bind(("127.0.0.1", port))

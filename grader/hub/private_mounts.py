@@ -3,7 +3,7 @@
 The machine's /tmp, /var/tmp and /dev/shm are shared by everyone and bounded by nothing but the
 disk or half the RAM: a student filled /dev/shm past their memory limit, their kernel and server were
 OOM-killed, and the file stayed, charged to nobody's limit and in the way of their next start
-(docs/GRADING.md, "A class on one server"). The spawner (grader/hub/limits.py) starts each server in
+(docs/GRADING.md, "A class on one server"). The spawner (grader/hub/spawner.py) starts each server in
 a mount namespace of its own, made in the child between fork and exec, while it is still root: the
 namespace's mounts are private (nothing propagates to the machine), and a fresh tmpfs of `size`
 bytes is mounted on each of these folders. What a person writes there counts against their memory
