@@ -97,3 +97,21 @@ def test_a_server_start_removes_what_killed_servers_left(tmp_path):
         assert live.run(["--version"], tmp_path, tool_env(), tmp_path / "log", timeout=60) == 0
     finally:
         live.stop()
+
+
+def test_a_new_gradebook_gets_the_schema_version_without_running_alembic_each_time(tmp_path, monkeypatch):
+    """nbgrader runs `alembic heads` for each gradebook it creates (every batch's scratch course
+    does): the warm nbgrader asked once, at its start. Here the run cannot find alembic at all, and
+    its new gradebook still carries the version nbgrader's own way gives."""
+    import sqlite3
+    from nbgrader.api import get_alembic_version
+    server = WarmNbgrader(tool_env())
+    try:
+        no_alembic = dict(tool_env(), PATH="/nonexistent")
+        code = server.run(["db", "student", "add", "s1"], tmp_path, no_alembic, tmp_path / "log", timeout=120)
+        assert code == 0, (tmp_path / "log").read_text()[-3000:]
+    finally:
+        server.stop()
+    monkeypatch.setenv("PATH", tool_env()["PATH"])    # nbgrader's own way, here: it runs alembic
+    with sqlite3.connect(tmp_path / "gradebook.db") as db:
+        assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [(get_alembic_version(),)]

@@ -13,8 +13,18 @@ import traceback
 
 from grader.wall import fork_server
 
+
+def remember_alembic_head() -> None:
+    """nbgrader asks `alembic heads`, a process of its own (1.3 CPU-s), for the gradebook schema's
+    version each time it creates a gradebook, which each batch's scratch course does. The answer
+    depends only on the installed nbgrader: asked once here, for every fork."""
+    import nbgrader.api
+    head = nbgrader.api.get_alembic_version()
+    nbgrader.api.get_alembic_version = lambda: head
+
+
 # what `nbgrader autograde` with the course's nbgrader_config.py imports
-PRELOAD = ("nbgrader.apps.nbgraderapp", "nbgrader.apps.autogradeapp", "nbgrader.converters.autograde",
+PRELOAD = (remember_alembic_head, "nbgrader.apps.nbgraderapp", "nbgrader.apps.autogradeapp", "nbgrader.converters.autograde",
            "nbgrader.preprocessors", "nbconvert.preprocessors", "grader.pipeline", "grader.judge.preprocessor",
            "grader.wall.execute", "grader.preprocessors.deduplicate_ids", "grader.preprocessors.restore_test_cells",
            "grader.preprocessors.strip_hidden_tests", "grader.preprocessors.flag_for_manual_grading",
