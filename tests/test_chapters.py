@@ -20,7 +20,8 @@ import json
 import pytest
 
 from conftest import ALL_CHAPTERS, ANSWER_SETS, PARTIAL_SETS, load_answers, partial_sets
-from grader.course import REPO_ROOT
+from grader.course import REPO_ROOT, source_notebook
+from grader.pipeline import SKIP_WHEN_GRADING
 from gradebook_rows import cell_scores
 from submissions import solution_cell_ids, solution_copy
 
@@ -108,3 +109,17 @@ def test_partial_answer_sets_score_zero_where_they_answer(graded, chapter, answe
     assert not passed, f"{answer_set} answers got points: {passed}"
     lost = {name: s for name, s in scores.items() if name not in targets and s[0] != s[1]}
     assert not lost, f"the reference's answers beside them lost points: {lost}"
+
+
+@pytest.mark.parametrize("chapter", ALL_CHAPTERS)
+def test_graded_runs_build_figures_but_draw_none(graded_class, chapter):
+    """grader/pipeline.py, GRADING_KERNEL_ARGS: a graded notebook keeps each figure as its text, with
+    no picture (nothing graded reads one; drawing them cost every hand-in's kernel)."""
+    def outputs(path):
+        return [output for cell in json.loads(path.read_text())["cells"] if SKIP_WHEN_GRADING not in
+                cell["metadata"].get("tags", []) for output in cell.get("outputs", [])]
+    drawn = [o for o in outputs(source_notebook(chapter, REPO_ROOT)) if "image/png" in o.get("data", {})]
+    graded = outputs(graded_class / "autograded" / "reference" / chapter / f"{chapter}.ipynb")
+    assert not [kind for o in graded for kind in o.get("data", {}) if kind.startswith("image/")]
+    figures = [o for o in graded if "".join(o.get("data", {}).get("text/plain", "")).startswith("<Figure size")]
+    assert len(figures) >= len(drawn), f"{len(drawn)} figures in the solution, {len(figures)} built while grading"

@@ -23,7 +23,7 @@ from nbclient import NotebookClient
 
 from grader.wall import sandbox
 from grader.judge.compare import compare
-from grader.pipeline import GRADING_THREADS, SKIP_WHEN_GRADING
+from grader.pipeline import GRADING_KERNEL_ARGS, GRADING_THREADS, SKIP_WHEN_GRADING
 from grader.judge.probes import ProbeError, probe_source, read_probe, student_seed
 
 _CACHE = {}   # (notebook path, its sha256, hidden sections) -> {student: {grade_id: record}}
@@ -80,6 +80,7 @@ def run_with_probes(nb, solution: Path, assignment: str, notebook: str, hidden: 
                                 interrupt_on_timeout=True,
                                 skip_cells_with_tag=SKIP_WHEN_GRADING,   # as in the student's kernel
                                 shutdown_kernel="immediate",             # as in the student's kernel
+                                extra_arguments=list(GRADING_KERNEL_ARGS),   # and the same settings
                                 resources={"metadata": {"path": workdir}})
         # on an event loop of its own: make autograde's worker threads run references side by side
         # in one process, where nbclient's synchronous execute() could share one loop between them

@@ -15,7 +15,7 @@ from traitlets import Integer, Unicode
 
 from grader import timings
 from grader.wall import dead_kernels, sandbox
-from grader.pipeline import SKIP_WHEN_GRADING
+from grader.pipeline import GRADING_KERNEL_ARGS, SKIP_WHEN_GRADING
 from grader.judge.handoff import handoff, hidden_sections
 from grader.judge.probes import MAX_PROBE_BYTES, probe_source, student_seed
 
@@ -39,6 +39,7 @@ class SandboxedExecute(Execute):
             print("WARNING: COURSE_SANDBOX=0: student code runs WITHOUT the wall, with your rights",
                   file=sys.stderr)
         super().__init__(*args, **kwargs)
+        self.extra_arguments = [*self.extra_arguments, *GRADING_KERNEL_ARGS]
 
     def preprocess(self, nb, resources, *args, **kwargs):
         info = resources["nbgrader"]

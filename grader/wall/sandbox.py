@@ -346,6 +346,8 @@ class SandboxKernelManager(AsyncKernelManager):
                 os.chown(p, NOBODY, NOBODY)
         self._warm = warm_kernels.available() and cmd[0] == sys.executable and "ipykernel_launcher" in cmd
         if self._warm:
+            # what ipykernel is given after its connection file (extra_arguments), for the warm kernel
+            self._kernel_args = cmd[cmd.index("-f") + 2:]
             self._wall_ready = Path(self._wall_runtime) / "ready"
             cmd = ["/bin/sh", "-c", f': > "{self._wall_ready}" && exec sleep infinity']
         return wall_command(cmd, self._wall_workdir, self._wall_runtime, self.limits)
@@ -357,7 +359,8 @@ class SandboxKernelManager(AsyncKernelManager):
             init = await asyncio.to_thread(_sandbox_init, wall, self._wall_ready)
             await asyncio.to_thread(Zygote.spawn, {
                 "wall_pid": wall, "ns_pid": init, "workdir": self._wall_workdir,
-                "connection_file": self.connection_file, "env": passthrough_env(), "uid": NOBODY,
+                "connection_file": self.connection_file, "kernel_args": self._kernel_args,
+                "env": passthrough_env(), "uid": NOBODY,
                 "limits": asdict(self.limits or Limits.from_env())})
 
     async def _async_cleanup_resources(self, restart=False):

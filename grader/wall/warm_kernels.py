@@ -93,12 +93,12 @@ def become_kernel(request: dict, last_cap: int) -> None:
     os.closerange(3, 65536)                    # nothing of the zygote's (its channel) stays open
     del sys.path[0]      # as ipykernel_launcher does: IPython puts the working folder back
     sys.argv = [os.path.join(os.path.dirname(sys.modules["ipykernel"].__path__[0]), "ipykernel_launcher.py"),
-                "-f", request["connection_file"]]
+                "-f", request["connection_file"], *request["kernel_args"]]
     random.seed()                              # each kernel its own entropy, as a fresh process
     if "numpy" in sys.modules:
         sys.modules["numpy"].random.seed()
     from ipykernel import kernelapp
-    kernelapp.launch_new_instance(argv=["-f", request["connection_file"]])
+    kernelapp.launch_new_instance(argv=sys.argv[1:])
 
 
 def guard(request: dict) -> None:
