@@ -67,7 +67,7 @@ class Person:
         """A new kernel in the person's server, and a client on its channels."""
         from jupyter_client import BlockingKernelClient
         kernel_id = self.server_api("/kernels", "POST", {"name": "python3"})["id"]
-        connection = Path(f"/home/{self.name}/.local/share/jupyter/runtime/kernel-{kernel_id}.json")
+        connection = deploy.runtime_folder(f"/home/{self.name}") / f"kernel-{kernel_id}.json"
         wait_until(connection.exists, f"the kernel's connection file {connection}", alive=hub_alive(self.hub))
         client = BlockingKernelClient(connection_file=str(connection))
         client.load_connection_file()
@@ -148,6 +148,9 @@ def test_the_hub_config_limits_each_person_and_culls_idle_servers(cgroups):
     culler = next(s for s in c.JupyterHub.services if s["name"] == "idle-culler")
     assert "--timeout=25" in culler["command"] and "--cull-every=3" in culler["command"]
     assert c.Spawner.environment["COURSE_BUSY_LIMIT"] == str(SETTINGS.busy_limit)
+    from types import SimpleNamespace
+    assert c.Spawner.environment["JUPYTER_RUNTIME_DIR"](SimpleNamespace(user=SimpleNamespace(name="root"))) \
+        == str(deploy.runtime_folder(pwd.getpwnam("root").pw_dir))
     assert [r["name"] for r in c.JupyterHub.load_roles] == ["class-reports", "idle-culler"]
     assert {s["name"] for s in c.JupyterHub.services} >= {"autofeedback", "reports"}
     feedback = next(s for s in c.JupyterHub.services if s["name"] == "autofeedback")["command"]
@@ -539,6 +542,45 @@ def test_a_students_tmp_and_shared_memory_are_their_own_bounded_and_gone_with_th
     print(f"A's server came back in {time.time() - started:.1f} s after filling its /dev/shm and /tmp")
     listing = run(a.kernel(), "import os; print(sorted(os.listdir('/dev/shm') + os.listdir('/tmp')))")
     assert f"{A}-fill" not in listing, f"A's files outlived A's server: {listing}"
+
+
+# B's process: connect to each address given (a Unix socket's path, or [host, port]); what each gave
+CONNECT = """
+import json, socket, sys
+reached = {}
+for address in json.loads(sys.argv[1]):
+    s = socket.socket(socket.AF_UNIX) if isinstance(address, str) else socket.socket()
+    try:
+        s.connect(address if isinstance(address, str) else tuple(address))
+        reached[str(address)] = "connected"
+    except OSError as err:
+        reached[str(address)] = type(err).__name__
+    finally:
+        s.close()
+print(json.dumps(reached))
+"""
+
+
+def test_a_classmate_cannot_reach_a_students_kernel(hub, students):
+    """B's process connects to every channel of A's kernel, as B. Over TCP on 127.0.0.1 (jupyter's
+    default) it got in: on iopub it would read every cell A runs, the code included. The kernels of the
+    class's servers use Unix sockets in their person's runtime folder (grader/hub/deploy.py,
+    KERNEL_TRANSPORT): B is refused at each."""
+    a, _ = students
+    ka = a.kernel()
+    info = json.loads(run(ka, "import json, ipykernel.connect\n"
+                              "info = ipykernel.connect.get_connection_info(unpack=True)\n"
+                              "print(json.dumps({k: v for k, v in info.items() if k != 'key'}))"))
+    channels = ("shell", "iopub", "stdin", "control", "hb")
+    addresses = ([f"{info['ip']}-{info[f'{c}_port']}" for c in channels] if info["transport"] == "ipc"
+                 else [[info["ip"], info[f"{c}_port"]] for c in channels])
+    tried = subprocess.run(["runuser", "-u", B, "--", deploy.SYSTEM_PYTHON, "-c", CONNECT, json.dumps(addresses)],
+                           capture_output=True, text=True, timeout=60)
+    reached = json.loads(tried.stdout)
+    assert len(reached) == len(channels) and "connected" not in reached.values(), \
+        f"B's process reached A's kernel ({info['transport']}): {reached}"
+    assert info["transport"] == "ipc", info
+    assert run(ka, "print('alive')").strip() == "alive"
 
 
 # A's process, started from A's kernel as A, outside A's server's session, for at most SQUAT_SECONDS: it

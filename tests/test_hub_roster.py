@@ -55,3 +55,17 @@ def test_make_hub_off_linux_says_to_use_make_lab(monkeypatch):
     monkeypatch.setattr(deploy.platform, "system", lambda: "Darwin")
     with pytest.raises(deploy.HubError, match="make lab"):
         deploy.check_platform()
+
+
+def test_make_hub_refuses_a_home_too_long_for_the_kernels_unix_sockets(monkeypatch):
+    """A person's kernels listen on Unix sockets in their runtime folder (deploy.KERNEL_TRANSPORT),
+    whose paths hold at most 107 bytes: a home too deep for them is named before anything is written."""
+    from types import SimpleNamespace
+    home = "/home/" + "h" * 60
+    monkeypatch.setattr(deploy.pwd, "getpwnam", lambda name: SimpleNamespace(pw_dir=home, pw_uid=os.getuid()))
+    with pytest.raises(deploy.HubError, match=f"s1's home {home} is too long a path"):
+        deploy.configure_homes([Person("s1", "student")], layout=None)
+    short = "/home/" + "h" * 32      # the longest user name, in /home
+    monkeypatch.setattr(deploy.pwd, "getpwnam", lambda name: SimpleNamespace(pw_dir=short, pw_uid=os.getuid()))
+    monkeypatch.setattr(deploy, "_write", lambda *args: None)
+    deploy.configure_homes([Person("s1", "student")], layout=None)   # passes (and writes nothing here)

@@ -39,6 +39,20 @@ INSTRUCTOR_SERVER_EXTENSIONS = ["nbgrader.server_extensions.formgrader", "nbgrad
 # and reads nbgrader_config.py from the home, not from the course directory: each instructor gets a
 # link to the course directory and a config that loads the course's own (its grading pipeline).
 COURSE_LINK = "course-directory"
+# Each person's kernels talk to their server over Unix sockets in the person's runtime folder (mode 700),
+# not over TCP ports on 127.0.0.1: there any user of the machine could subscribe to a classmate's iopub
+# channel, which carries every cell run (the code itself) and every output, or take a port first.
+KERNEL_TRANSPORT = {"KernelManager": {"transport": "ipc"}}
+# A Unix socket's path holds at most 107 bytes, and a kernel's is <runtime folder>/kernel-<uuid>-ipc-<n>:
+# in jupyter's default runtime folder (~/.local/share/jupyter/runtime) a user name of more than 22
+# characters would not fit. This one fits the longest (32) in /home; hub_config.py sets it per person.
+RUNTIME_FOLDER = ".jupyter/runtime"
+IPC_PATH_MAX = 107
+
+
+def runtime_folder(home) -> Path:
+    """Where a person's server keeps its kernels' connection files and sockets (JUPYTER_RUNTIME_DIR)."""
+    return Path(home) / RUNTIME_FOLDER
 INSTRUCTOR_LAB_PLUGINS = ["@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:course-list",
                           "@jupyter/nbgrader:create-assignment"]
 
@@ -95,6 +109,10 @@ def configure_homes(people, layout: HubLayout) -> None:
     be shown in JupyterLab's frame; a student's lab shows the Assignments tab only."""
     for person in people:
         home = Path(pwd.getpwnam(person.name).pw_dir)
+        socket_path = runtime_folder(home) / f"kernel-{'0' * 36}-ipc-9"
+        if len(str(socket_path).encode()) > IPC_PATH_MAX:
+            raise HubError(f"{person.name}'s home {home} is too long a path for their kernels' Unix sockets "
+                           f"({socket_path}: {len(str(socket_path).encode())} bytes, at most {IPC_PATH_MAX})")
         link = home / COURSE_LINK
         if person.instructor:
             if not link.is_symlink():
@@ -202,6 +220,8 @@ def build_environment(layout: HubLayout) -> None:
     _write(layout.env / "etc" / "ipython" / "startup" / "00-memory-note.py", memory_note.STARTUP_FILE)
     # every server: a kernel running a cell counts as use for the idle culler (busy_activity.py)
     _write(etc / "jupyter_server_config.d" / "course-busy-activity.json", json.dumps(busy_activity.CONFIG, indent=1))
+    # (a server reads jupyter_server_config.d/ for its extensions only: other settings go here)
+    _write(etc / "jupyter_server_config.json", json.dumps(KERNEL_TRANSPORT, indent=1))
     subprocess.run(["chmod", "-R", "a+rX", str(layout.env)], check=True)
 
 

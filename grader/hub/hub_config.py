@@ -39,7 +39,8 @@ def configure(c, root: Path, url: str, proxy: str, people: list, instructors: li
     c.Spawner.cmd = [str(layout.env / "bin" / "jupyterhub-singleuser")]
     c.Spawner.default_url = "/lab"
     c.Spawner.notebook_dir = "~"
-    environment = {"PATH": layout.path}
+    # the kernels' connection files and Unix sockets (deploy.KERNEL_TRANSPORT), in the person's home
+    environment = {"PATH": layout.path, "JUPYTER_RUNTIME_DIR": person_runtime_folder}
     if cgroups:
         c.JupyterHub.spawner_class = "grader.hub.spawner.LimitedSpawner"
         c.Spawner.mem_limit = settings.memory
@@ -105,6 +106,13 @@ def configure(c, root: Path, url: str, proxy: str, people: list, instructors: li
         c.JupyterHub.load_roles.append({"name": "idle-culler", "description": "stop idle servers",
                                         "scopes": ["list:users", "read:users:activity", "read:servers",
                                                    "delete:servers"], "services": ["idle-culler"]})
+
+
+def person_runtime_folder(spawner) -> str:
+    """JUPYTER_RUNTIME_DIR of a person's server (JupyterHub calls it with the person's spawner)."""
+    import pwd
+    from grader.hub.deploy import runtime_folder
+    return str(runtime_folder(pwd.getpwnam(spawner.user.name).pw_dir))
 
 
 def unix_url(socket: Path) -> str:
