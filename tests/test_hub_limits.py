@@ -288,6 +288,49 @@ def test_a_server_start_on_a_port_another_user_holds_is_refused():
             process.communicate("" if process is squatter else b"")
 
 
+def test_a_start_whose_port_another_process_holds_goes_on_to_another_port_three_times_at_most(monkeypatch):
+    """LimitedSpawner.start's retry (grader/hub/spawner.py): a port found held by another process
+    (_own_port False) stops that try, and the next try asks for a fresh port, in fresh groups; the
+    third held port refuses the start with the reason. (A real squatter cannot be placed on a random
+    port: here the server's start and the port check are stand-ins, the loop itself is the real one.)"""
+    import asyncio
+    from types import SimpleNamespace
+    spawner_module = pytest.importorskip("grader.hub.spawner", reason="needs jupyterhub")
+    from jupyterhub.spawner import LocalProcessSpawner
+
+    def attempt(held: set):
+        picked, created, started = iter([11001, 11002, 11003]), [], []
+
+        class Groups:
+            def remove(self, kill=False):
+                return True
+
+            def create(self, *limits):
+                created.append(limits)
+
+        async def start(self):
+            started.append(self.port)
+            return "127.0.0.1", self.port
+
+        async def own_port(self, port, groups):
+            return port not in held
+        monkeypatch.setattr(LocalProcessSpawner, "start", start)
+        monkeypatch.setattr(spawner_module.LimitedSpawner, "_own_port", own_port)
+        monkeypatch.setattr(spawner_module.LimitedSpawner, "_groups", lambda self: Groups())
+        monkeypatch.setattr(spawner_module.port_owner, "unclaimed_ports", lambda: next(picked))
+        spawner = spawner_module.LimitedSpawner(user=SimpleNamespace(name="b", state=None), mem_limit=512 << 20,
+                                                cpu_limit=0.5)
+        try:
+            return asyncio.run(spawner.start()), started, len(created)
+        except limits.LimitsError as err:
+            return str(err), started, len(created)
+
+    assert attempt(held=set()) == (("127.0.0.1", 11001), [11001], 1)
+    assert attempt(held={11001, 11002}) == (("127.0.0.1", 11003), [11001, 11002, 11003], 3)
+    refused, started, groups = attempt(held={11001, 11002, 11003})
+    assert "3 ports in a row" in refused and started == [11001, 11002, 11003] and groups == 3, refused
+
+
 def test_a_busy_kernel_counts_as_use_until_its_cell_has_run_for_the_limit():
     """grader/hub/busy_activity.py: a kernel running a cell is use, for at most the limit; a new cell
     (the kernel seen idle in between) starts the count again."""
