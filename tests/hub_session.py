@@ -116,6 +116,8 @@ def running_hub(roster_text: str, chapters=None):
     clear_but_environment(root)
     roster = root / "roster.txt"
     roster.write_text(roster_text)
+    # each home a disk of its own, as make hub's default makes it, but small (its space is reserved)
+    (root / "settings.txt").write_text("home_disk = 64M\n")
     url = f"http://127.0.0.1:{free_ports()}"
     repo_mode = REPO_ROOT.stat().st_mode
     process = None

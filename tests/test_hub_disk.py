@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.hub import disk
+from grader.hub import disk, home_disks
 
 SIZE_MIB = 64
 MINIMUM = 2 << 20     # ext4 keeps about 1.3 MiB of this size for itself even with -m 0; 5 % is 3.2 MiB more
@@ -78,3 +78,50 @@ def test_without_a_reserve_the_student_stops_roots_writes_and_make_hub_says_so(s
     assert disk.unguarded({"elsewhere": tmp_path}, students, minimum=MINIMUM) == [], "another filesystem is safe"
     assert "No space left on device" in fill_as_student(mount)
     assert not root_writes(mount), "with no reserve, the student's fill stops root's writes too"
+
+
+HOME_MIB = 16
+
+
+@pytest.fixture
+def person(tmp_path):
+    """A real Unix user, as make hub makes one (home 0700, a file of theirs in it); removed after."""
+    from grader.hub import unix_users
+    name = f"ctdisk-{os.getpid() % 100000}"
+    unix_users.ensure_user(name, instructor=False)
+    home = home_disks.home_of(name)
+    (home / "notes.txt").write_text("mine\n")
+    shutil.chown(home / "notes.txt", name)
+    try:
+        yield name, home
+    finally:
+        unix_users.remove_user(name)
+
+
+def test_a_home_is_a_filesystem_of_its_own_that_stops_its_owner_and_nobody_else(person, tmp_path):
+    """grader/hub/home_disks.py: the person's home becomes a 16 MiB ext4 of its own, with what it held;
+    the person's `dd` into it stops with "No space left on device" at about 16 MiB, not at the
+    machine's free space (before: 2 GiB went into a home at 390 MB/s, no bound anywhere), and the
+    space was taken from the machine's disk when the home was made, not as the person writes."""
+    name, home = person
+    images = tmp_path / "state" / home_disks.FOLDER
+    mode = home.stat().st_mode & 0o777
+    assert home_disks.ensure(name, HOME_MIB << 20, images) is True
+    assert os.path.ismount(home) and (home / "notes.txt").read_text() == "mine\n"
+    assert home.stat().st_mode & 0o777 == mode and home.owner() == name and (home / "notes.txt").owner() == name
+    assert not (home / "lost+found").exists()
+    image = home_disks.image_of(images, name)
+    reserved = image.stat().st_blocks * 512
+    assert reserved >= HOME_MIB << 20, f"only {reserved} bytes of the home's file are reserved"
+    done = subprocess.run(["runuser", "-u", name, "--", "dd", "if=/dev/zero", f"of={home / 'fill'}", "bs=1M"],
+                          capture_output=True, text=True)
+    assert done.returncode != 0 and "No space left on device" in done.stderr, done.stderr
+    written = (home / "fill").stat().st_size
+    assert (HOME_MIB - 4) << 20 <= written <= HOME_MIB << 20, f"{written} bytes written into a {HOME_MIB} MiB home"
+    assert image.stat().st_blocks * 512 == reserved, "the home's file grew on the machine's disk"
+    assert home_disks.ensure(name, HOME_MIB << 20, images) is False, "mounted once, then left as it is"
+
+
+def test_make_hub_refuses_homes_the_disk_has_no_room_for(tmp_path):
+    with pytest.raises(home_disks.HomeDiskError, match="lower home_disk"):
+        home_disks.check_room(["a", "b"], 1 << 50, tmp_path / "images")

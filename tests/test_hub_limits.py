@@ -38,7 +38,7 @@ INSTRUCTOR, A, B = f"{PREFIX}-teach", f"{PREFIX}-ada", f"{PREFIX}-bob"
 CLASS = [f"{PREFIX}-c{i:02d}" for i in range(30)]
 # a start may take minutes on a loaded 2-core machine: the tests wait on the hub's progress instead
 SETTINGS = limits.Settings(memory=512 << 20, cpus=0.5, processes=96, idle_timeout=25, cull_every=3,
-                           start_timeout=HANG_SECONDS)
+                           start_timeout=HANG_SECONDS, home_disk=64 << 20)
 KEEP = "keep-me.txt"
 
 
@@ -585,6 +585,23 @@ def test_a_students_tmp_and_shared_memory_are_their_own_bounded_and_gone_with_th
     print(f"A's server came back in {time.time() - started:.1f} s after filling its /dev/shm and /tmp")
     listing = run(a.kernel(), "import os; print(sorted(os.listdir('/dev/shm') + os.listdir('/tmp')))")
     assert f"{A}-fill" not in listing, f"A's files outlived A's server: {listing}"
+
+
+def test_a_students_home_is_a_disk_of_its_own_that_stops_only_them(hub, students):
+    """A writes into its home from its kernel until the disk refuses: "No space left on device" at
+    home_disk (64 MiB here; grader/hub/home_disks.py), A's kernel lives on, and B still writes into
+    B's home. Before: 2 GiB went into A's home at 390 MB/s, with no bound short of the machine's disk."""
+    a, b = students
+    ka, kb = a.kernel(), b.kernel()
+    home = f"/home/{A}"
+    written, error, size = run(ka, FILL.format(path=f"{home}/fill", folder=home), timeout=120).split()
+    print(f"A wrote {written} MiB into its home of {size} MiB, then {error}")
+    assert error == "ENOSPC" and int(size) <= SETTINGS.home_disk >> 20, (written, error, size)
+    assert int(size) - 8 <= int(written) <= int(size), f"{written} MiB written into a home of {size} MiB"
+    assert os.path.ismount(home)
+    assert run(kb, "open('mine.txt', 'w').write('x' * 4096); print('ok')").strip() == "ok", "B's home was full too"
+    run(ka, f"import os; os.remove({home + '/fill'!r})")
+    assert run(ka, "print('alive')").strip() == "alive"
 
 
 # B's process: connect to each address given (a Unix socket's path, or [host, port]); what each gave

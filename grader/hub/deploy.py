@@ -22,7 +22,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from grader.course import COURSE_ID, REPO_ROOT, SOURCE, chapters
-from grader.hub import busy_activity, disk, limits, memory_note, port_owner, private_mounts, unix_users
+from grader.hub import busy_activity, disk, home_disks, limits, memory_note, port_owner, private_mounts, unix_users
 from grader.hub.layout import HubLayout
 from grader.hub.roster import read_roster
 from grader.inbound import QUARANTINE
@@ -102,6 +102,21 @@ def create_users(people, layout: HubLayout) -> list:
                 f.write(f"{person.name} {password}\n")
             os.chmod(layout.passwords, 0o600)
     return created
+
+
+def mount_home_disks(people, layout: HubLayout, size: int) -> None:
+    """Each person's home on a filesystem of `size` bytes (grader/hub/home_disks.py), before their
+    settings are written into it; nothing when `size` is 0."""
+    if not size:
+        return
+    images = layout.state / home_disks.FOLDER
+    try:
+        home_disks.check_room([p.name for p in people], size, images)
+        mounted = [p.name for p in people if home_disks.ensure(p.name, size, images)]
+    except (home_disks.HomeDiskError, subprocess.CalledProcessError, OSError) as err:
+        raise HubError(f"the homes' own disks: {err}") from None
+    print(f"make hub: each home holds at most {size / (1 << 20):.0f} MiB"
+          + (f" ({len(mounted)} mounted now)" if mounted else ""))
 
 
 def configure_homes(people, layout: HubLayout) -> None:
@@ -395,13 +410,17 @@ def setup(roster: Path, root: Path, url: str = DEFAULT_URL, chapters=None) -> Hu
     unix_users.ensure_group(unix_users.INSTRUCTORS)
     layout.make_folders(unix_users.INSTRUCTORS)
     created = create_users(people, layout)
+    mount_home_disks(people, layout, settings.home_disk)
     copy_code(layout)
     build_environment(layout)
     configure_homes(people, layout)
     prepare_course(layout)
     prepare_exchange(layout)
+    written_by_students = {"the exchange": layout.exchange}
+    if not settings.home_disk:   # else each home is a filesystem of its own
+        written_by_students["the people's homes"] = Path("/home")
     for problem in disk.unguarded({"the hub's state": layout.state, "the course and its gradebook": layout.course},
-                                  {"the people's homes": Path("/home"), "the exchange": layout.exchange}):
+                                  written_by_students):
         print(f"make hub: warning: {problem}", file=sys.stderr)
     if not released(layout):
         release_all(layout, chapters)

@@ -6,7 +6,8 @@ the grading, the gradebook's writes) still have the reserve. XFS, and ext4 made 
 nothing, so a student who fills their home also stops the hub's and the gradebook's writes when both
 are on one filesystem. `unguarded` names each folder of root's that shares a filesystem with one that
 students write to and keeps less than `minimum` bytes for root; `make hub` warns about each
-(docs/GRADING.md, "A class on one server"). Per-person disk quotas are not made yet.
+(docs/GRADING.md, "A class on one server"). Each home is a disk of its own (home_disks.py) unless
+home_disk is 0; the exchange has no per-person bound yet.
 """
 import os
 from pathlib import Path

@@ -19,6 +19,7 @@ lines, each optional (`#` starts a comment):
     busy_limit = 8h      # a kernel running one cell counts as use for this long (grader/hub/busy_activity.py)
     grading_memory = 4G  # the feedback service's grading, all of it together
     grading_cpu_shares = 128   # its weight for the CPU against the class's 1024: people's servers first
+    home_disk = 2G       # each person's home, a filesystem of its own (grader/hub/home_disks.py); 0: none
 
 Where cgroups cannot be used (not root, no cgroup v1 hierarchies, cgroup v2 only, no right to
 create groups), `make hub` says why and stops, unless HUB_LIMITS=off: then it starts without limits.
@@ -64,6 +65,7 @@ class Settings:
     grading_cpu_shares: int = 128     # against the class folder's 1024 (the cgroup default)
     class_memory: int = 0        # bytes for the whole class together; 0: the machine's less grading_memory and 1 GiB
     start_timeout: int = 300     # seconds the hub waits for a server to come up (a class at once on a busy server)
+    home_disk: int = 2 << 30     # bytes of each person's home, a filesystem of its own (grader/hub/home_disks.py); 0: none
 
     def class_memory_limit(self, total: int | None = None) -> int:
         """The class folder's memory limit: what all people's servers may hold together, so that the
@@ -97,7 +99,7 @@ def parse_seconds(text: str) -> int:
 
 PARSERS = {"memory": parse_size, "cpus": float, "processes": int, "idle_timeout": parse_seconds,
            "cull_every": parse_seconds, "busy_limit": parse_seconds, "grading_memory": parse_size, "grading_cpu_shares": int,
-           "class_memory": parse_size, "start_timeout": parse_seconds}
+           "class_memory": parse_size, "start_timeout": parse_seconds, "home_disk": parse_size}
 
 
 def settings_path(roster: Path) -> Path:
@@ -126,6 +128,8 @@ def read_settings(roster: Path) -> Settings:
     if settings.memory < 64 << 20 or settings.cpus <= 0 or settings.processes < 32 or settings.cull_every < 1:
         raise LimitsError(f"{path}: memory must be at least 64M, cpus above 0, processes at least 32 "
                           f"and cull_every at least 1s ({settings})")
+    if settings.home_disk and settings.home_disk < 16 << 20:
+        raise LimitsError(f"{path}: home_disk must be 0 (homes on the machine's disk) or at least 16M ({settings})")
     if settings.grading_memory < 1 << 30 or not 2 <= settings.grading_cpu_shares <= 262144:
         raise LimitsError(f"{path}: grading_memory must be at least 1G and grading_cpu_shares from 2 to 262144 "
                           f"({settings})")

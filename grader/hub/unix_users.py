@@ -8,6 +8,7 @@ import secrets
 import subprocess
 
 from grader.course import COURSE_ID
+from grader.hub import home_disks
 
 INSTRUCTORS = f"{COURSE_ID}-instructors"
 STUDENTS = f"{COURSE_ID}-students"
@@ -71,4 +72,5 @@ def remove_user(name: str) -> None:
     """Remove a user and its home (tests clean up after themselves with this)."""
     if exists(name):
         subprocess.run(["pkill", "-KILL", "-u", name], capture_output=True)
+        home_disks.release(name)     # its own filesystem, if it has one: userdel would empty it, not unmount it
         _run("userdel", "--remove", name)
