@@ -22,6 +22,23 @@ from waiting import process_alive, wait_until
 ANSWERS_DIR = Path(__file__).parent / "answers"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def warm_nbgrader_commands():
+    """Every nbgrader command and API script the tests run (grader.course.run_nbgrader, nbgrader_api)
+    runs in a fork of one warm nbgrader instead of a fresh Python: the suite runs about 70 of them.
+    Started here, in the main thread, which it lives as long as (a server dies with the thread that
+    started it)."""
+    import grader.course
+    from grader.class_grading.warm_nbgrader import WarmNbgrader
+    from grader.course import tool_env
+    grader.course.warm = server = WarmNbgrader(tool_env())
+    try:
+        yield server
+    finally:
+        grader.course.warm = None
+        server.stop()
+
+
 @pytest.fixture(scope="session")
 def released_course(tmp_path_factory) -> Path:
     """A copy of the repository as an nbgrader course, every chapter released (once per session)."""

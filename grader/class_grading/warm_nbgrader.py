@@ -2,7 +2,8 @@
 3.5 s), then forks one `nbgrader autograde` per request, which runs nbgrader's own command line. A
 Dask worker keeps one for all its batches, and its threads each connect to it (a fork server,
 grader/wall/fork_server.py), as they do to its zygote. It never runs student code: its forks start
-walled kernels, as nbgrader does. docs/GRADING.md, "How parallel grading works".
+walled kernels, as nbgrader does. docs/GRADING.md, "How parallel grading works". The test suite
+runs its nbgrader commands and API scripts through one too (grader/course.py, `warm`).
 """
 import json
 import os
@@ -43,12 +44,16 @@ class WarmNbgrader:
     def alive(self) -> bool:
         return self.server.alive()
 
-    def run(self, argv: list, cwd, env: dict, log, timeout: float | None) -> int:
-        """nbgrader's exit status for `nbgrader <argv>` run in `cwd` with `env`, its output in `log`;
-        124 when it ran past `timeout` seconds (it is then killed)."""
+    def run(self, argv: list, cwd, env: dict, log, timeout: float | None, script: str | None = None,
+            errors=None) -> int:
+        """nbgrader's exit status for `nbgrader <argv>` run in `cwd` with `env`, its output in `log`
+        (its stderr in `errors` if given); 124 when it ran past `timeout` seconds (it is then killed).
+        With `script`, that Python source runs instead, as `python -c script *argv` would."""
+        request = {"argv": argv, "cwd": str(cwd), "env": env, "log": str(log), "script": script,
+                   "errors": str(errors or log)}
         with fork_server.connect(self.path) as channel:
             replies = channel.makefile("r")
-            channel.sendall(json.dumps({"argv": argv, "cwd": str(cwd), "env": env, "log": str(log)}).encode() + b"\n")
+            channel.sendall(json.dumps(request).encode() + b"\n")
             started = replies.readline()   # once the server has imported nbgrader
             if not started:
                 raise RuntimeError("the warm nbgrader stopped or did not start")
@@ -68,7 +73,7 @@ class WarmNbgrader:
 
 
 def _run_nbgrader(request: dict) -> None:
-    """In the fork: become `nbgrader <argv>` (does not return)."""
+    """In the fork: become `nbgrader <argv>`, or `python -c <script> <argv>` (does not return)."""
     fork_server.die_with_parent()   # with the server
     code = 1
     try:
@@ -76,11 +81,17 @@ def _run_nbgrader(request: dict) -> None:
         os.environ.clear()
         os.environ.update(request["env"])
         log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        errors = request.get("errors") or request["log"]
         os.dup2(log, 1)
-        os.dup2(log, 2)
-        sys.argv = ["nbgrader", *request["argv"]]
-        from nbgrader.apps.nbgraderapp import main
-        main()
+        os.dup2(log if errors == request["log"] else os.open(errors, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 2)
+        sys.path.insert(0, "")     # the working folder first, as `python -m` and `python -c` have it
+        if request.get("script") is not None:
+            sys.argv = ["-c", *request["argv"]]
+            exec(compile(request["script"], "<string>", "exec"), {"__name__": "__main__"})
+        else:
+            sys.argv = ["nbgrader", *request["argv"]]
+            from nbgrader.apps.nbgraderapp import main
+            main()
         code = 0
     except SystemExit as end:
         code = end.code if isinstance(end.code, int) else (0 if end.code is None else 1)
