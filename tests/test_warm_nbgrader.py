@@ -115,3 +115,20 @@ def test_a_new_gradebook_gets_the_schema_version_without_running_alembic_each_ti
     monkeypatch.setenv("PATH", tool_env()["PATH"])    # nbgrader's own way, here: it runs alembic
     with sqlite3.connect(tmp_path / "gradebook.db") as db:
         assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [(get_alembic_version(),)]
+
+
+def test_a_script_runs_as_python_c_would_with_its_output_and_errors_apart(tmp_path):
+    """The suite's nbgrader-API scripts (grader/course.py, `warm`): sys.argv, the working folder first
+    on sys.path, stdout and stderr each in their own file, the exit status of sys.exit."""
+    (tmp_path / "beside.py").write_text("VALUE = 'found'\n")
+    script = ("import sys, beside\nprint(sys.argv[1:], beside.VALUE)\n"
+              "print('to stderr', file=sys.stderr)\nsys.exit(3)\n")
+    server = WarmNbgrader(tool_env())
+    try:
+        code = server.run(["a", "b"], tmp_path, tool_env(), tmp_path / "out", timeout=60, script=script,
+                          errors=tmp_path / "err")
+    finally:
+        server.stop()
+    assert code == 3
+    assert (tmp_path / "out").read_text() == "['a', 'b'] found\n"
+    assert (tmp_path / "err").read_text() == "to stderr\n"
