@@ -39,6 +39,8 @@ INSTRUCTOR_SERVER_EXTENSIONS = ["nbgrader.server_extensions.formgrader", "nbgrad
 # and reads nbgrader_config.py from the home, not from the course directory: each instructor gets a
 # link to the course directory and a config that loads the course's own (its grading pipeline).
 COURSE_LINK = "course-directory"
+INSTRUCTOR_LAB_PLUGINS = ["@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:course-list",
+                          "@jupyter/nbgrader:create-assignment"]
 # Each person's kernels talk to their server over Unix sockets in the person's runtime folder (mode 700),
 # not over TCP ports on 127.0.0.1: there any user of the machine could subscribe to a classmate's iopub
 # channel, which carries every cell run (the code itself) and every output, or take a port first.
@@ -53,8 +55,6 @@ IPC_PATH_MAX = 107
 def runtime_folder(home) -> Path:
     """Where a person's server keeps its kernels' connection files and sockets (JUPYTER_RUNTIME_DIR)."""
     return Path(home) / RUNTIME_FOLDER
-INSTRUCTOR_LAB_PLUGINS = ["@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:course-list",
-                          "@jupyter/nbgrader:create-assignment"]
 
 
 class HubError(RuntimeError):
