@@ -38,16 +38,16 @@ def hand_in_class(course, assignment):
         (course / "submitted" / student / assignment / "timestamp.txt").write_text(TIMESTAMP)
 
 
-def _fork_servers_running() -> list:
-    """The command lines of this process's descendants that are a zygote or a warm nbgrader."""
-    found = []
+def _fork_servers_running() -> dict:
+    """{pid: command line} of this process's descendants that are a zygote or a warm nbgrader."""
+    found = {}
     for process in psutil.Process().children(recursive=True):
         try:
             command = process.cmdline()
         except psutil.Error:   # ended, or a zombie: not running
             continue
         if any("warm_kernels" in part or "warm_nbgrader" in part for part in command):
-            found.append(" ".join(command))
+            found[process.pid] = " ".join(command)
     return found
 
 
@@ -78,9 +78,11 @@ def two_courses(tmp_path_factory):
     # failure messages below: a submission that only failed in one run must say why
     said = io.StringIO()
     environment = dict(os.environ)
+    running = _fork_servers_running()   # the suite's own, for its nbgrader commands (conftest.py)
     with contextlib.redirect_stderr(said):
         result = grade_both(base, assignment, tmp_path_factory.mktemp("graded"), jobs=2)
-    left = {"environment": (environment, dict(os.environ)), "servers": _fork_servers_running()}
+    left = {"environment": (environment, dict(os.environ)),
+            "servers": [command for pid, command in _fork_servers_running().items() if pid not in running]}
     return (assignment, result.serial, result.parallel, (result.parallel_code, result.serial_code), said.getvalue(),
             left)
 
