@@ -567,7 +567,9 @@ def test_a_students_tmp_and_shared_memory_are_their_own_bounded_and_gone_with_th
     assert int(class_limit.read_text()) == SETTINGS.class_memory_limit(), "the class together has a memory limit"
     ka, kb = a.kernel(), b.kernel()
     quarter = SETTINGS.memory >> 22      # MiB
-    for folder in ("/tmp", "/dev/shm"):     # /tmp's file removed, /dev/shm's kept: both would not fit
+    # every folder anyone may write outside the homes (/run/lock: on this machine's root disk, not a tmpfs);
+    # each file removed but /dev/shm's: together they would not fit A's memory
+    for folder in ("/tmp", "/var/tmp", "/run/lock", "/dev/shm"):
         path = f"{folder}/{A}-fill"
         written, error, size = run(ka, FILL.format(path=path, folder=folder), timeout=120).split()
         assert (error, int(size)) == ("ENOSPC", quarter), (folder, written, error, size)
@@ -575,7 +577,7 @@ def test_a_students_tmp_and_shared_memory_are_their_own_bounded_and_gone_with_th
         print(f"A wrote {written} MiB into its {folder} of {size} MiB, then {error}")
         assert not Path(path).exists(), f"A's file is in the machine's {folder}"
         assert run(kb, f"import os; print(os.path.exists({path!r}))").strip() == "False", f"B sees A's {folder}"
-        if folder == "/tmp":
+        if folder != "/dev/shm":
             run(ka, f"import os; os.remove({path!r})")
     assert run(ka, "print('alive')").strip() == "alive", "A's kernel died of its own writes"
     a.hub_api(f"/users/{A}/server", "DELETE")

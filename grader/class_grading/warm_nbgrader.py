@@ -19,8 +19,12 @@ def remember_alembic_head() -> None:
     """nbgrader asks `alembic heads`, a process of its own (1.3 CPU-s), for the gradebook schema's
     version each time it creates a gradebook, which each batch's scratch course does. The answer
     depends only on the installed nbgrader: asked once here, for every fork."""
+    import subprocess
     import nbgrader.api
-    head = nbgrader.api.get_alembic_version()
+    try:
+        head = nbgrader.api.get_alembic_version()
+    except (OSError, subprocess.CalledProcessError):
+        return       # no alembic here: each fork asks, and says why if it must, as nbgrader alone does
     nbgrader.api.get_alembic_version = lambda: head
 
 

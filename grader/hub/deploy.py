@@ -368,7 +368,7 @@ SOCKET_PATH_MAX = 107   # bytes of a Unix socket's path (sun_path, less its NUL)
 
 
 def check_root(layout: HubLayout) -> None:
-    """Each person's server has its own /tmp, /var/tmp and /dev/shm (grader/hub/private_mounts.py),
+    """Each person's server has its own /tmp, /var/tmp, /run/lock and /dev/shm (grader/hub/private_mounts.py),
     where folders of the hub's under them would not be."""
     for private in private_mounts.FOLDERS:
         if layout.root.is_relative_to(private):

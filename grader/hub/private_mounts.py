@@ -1,7 +1,9 @@
-"""Each person's own /tmp, /var/tmp and /dev/shm: size-limited, seen by nobody else, gone with their server.
+"""Each person's own /tmp, /var/tmp, /run/lock and /dev/shm: size-limited, seen by nobody else, gone with
+their server.
 
-The machine's /tmp, /var/tmp and /dev/shm are shared by everyone and bounded by nothing but the
-disk or half the RAM: a student filled /dev/shm past their memory limit, their kernel and server were
+The machine's /tmp, /var/tmp, /run/lock and /dev/shm are the folders everyone may write outside their
+home (each home is a disk of its own: home_disks.py). They are shared, and bounded by nothing but the
+disk (/run/lock is on the root filesystem on some machines, this project's test machines among them) or half the RAM: a student filled /dev/shm past their memory limit, their kernel and server were
 OOM-killed, and the file stayed, charged to nobody's limit and in the way of their next start
 (docs/GRADING.md, "A class on one server"). The spawner (grader/hub/spawner.py) starts each server in
 a mount namespace of its own, made in the child between fork and exec, while it is still root: the
@@ -16,7 +18,7 @@ import os
 
 CLONE_NEWNS = 0x00020000
 MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
-FOLDERS = ("/tmp", "/var/tmp", "/dev/shm")
+FOLDERS = ("/tmp", "/var/tmp", "/run/lock", "/dev/shm")   # those present are mounted over
 
 
 def preparer(size: int, folders=FOLDERS):

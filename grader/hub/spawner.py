@@ -1,5 +1,5 @@
 """The class hub's spawner: JupyterHub's local spawner, with each person's server in their own cgroups
-(grader/hub/limits.py), their own /tmp, /var/tmp and /dev/shm (grader/hub/private_mounts.py), and a
+(grader/hub/limits.py), their own /tmp, /var/tmp, /run/lock and /dev/shm (grader/hub/private_mounts.py), and a
 port nobody else holds (grader/hub/port_owner.py). docs/GRADING.md, "A class on one server".
 
 A module of its own because importing JupyterHub's spawner costs about 1 CPU-s, which the other users
@@ -26,7 +26,7 @@ class LimitedSpawner(LocalProcessSpawner):
 
     pids_limit = Integer(512, help="processes and threads per person (cgroup pids.max)").tag(config=True)
     class_mem_limit = Integer(0, help="bytes for all people's servers together (0: none)").tag(config=True)
-    tmp_size = Integer(0, help="bytes of each of the person's own /tmp, /var/tmp and /dev/shm "
+    tmp_size = Integer(0, help="bytes of each of the person's own /tmp, /var/tmp, /run/lock and /dev/shm "
                                "(grader/hub/private_mounts.py); 0: a quarter of the memory limit").tag(config=True)
 
     def _groups(self) -> PersonGroups:
