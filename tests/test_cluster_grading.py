@@ -131,3 +131,15 @@ def test_the_local_cluster_serves_nothing_and_keeps_its_scratch_private(tmp_path
     finally:
         if made:
             shutil.rmtree(planted)
+
+
+def test_the_test_clusters_processes_take_the_quiet_settings():
+    """tests/dask_cluster.py hands the course's QUIET settings to `dask scheduler` and `dask worker`
+    as environment variables: each one, read back by Dask's own config in such a process."""
+    import subprocess
+    import sys
+    from dask_cluster import quiet_environment
+    script = "import dask.config, distributed, json, sys; print(json.dumps([dask.config.get(k) for k in sys.argv[1:]]))"
+    out = subprocess.run([sys.executable, "-c", script, *cluster.QUIET], env=quiet_environment(),
+                         capture_output=True, text=True, check=True).stdout
+    assert json.loads(out) == [value if isinstance(value, bool) else str(value) for value in cluster.QUIET.values()]
