@@ -6,8 +6,9 @@ killed worker left. That the parallel path leaves exactly what plain serial nbgr
 tests/test_parallel_grading.py's to show (on a LocalCluster: the same tasks, another client).
 
 - `reference`: the solution notebook itself; `untouched`: the student release, as downloaded;
-- one student per answer set of tests/answers/<chapter>.py (conftest.ANSWER_SETS), and per partial
-  set the chapter has (the reference with some exercises answered by that set).
+- one student per answer set of tests/answers/<chapter>.py (conftest.ANSWER_SETS), and for the partial
+  sets the chapter has, the reference with some exercises answered by them: sets that answer
+  exercises apart, which name nothing of each other's, share a student (conftest.partial_students).
 """
 import contextlib
 import io
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from grader.class_grading.autograde import autograde_all
 
-from conftest import ANSWER_SETS, load_answers, partial_sets
+from conftest import ANSWER_SETS, load_answers, partial_sets, partial_students
 from dask_cluster import dask_cluster, kill_a_worker_while_it_grades
 from submissions import place_submission, release_copy, solution_copy, with_answers
 
@@ -35,9 +36,11 @@ def hand_in_chapter(chapter: str, course: Path) -> list:
     for name in ANSWER_SETS:
         place_submission(course, name, chapter, with_answers(reference, answers[name]))
     partial = partial_sets(answers)
-    for name, answered in partial.items():
-        place_submission(course, name, chapter, with_answers(reference, answered))
-    return [*STUDENTS, *partial]
+    packs = partial_students(chapter, answers)
+    for student, sets in packs.items():
+        answered = {grade_id: source for name in sets for grade_id, source in partial[name].items()}
+        place_submission(course, student, chapter, with_answers(reference, answered))
+    return [*STUDENTS, *packs]
 
 
 CLUSTER_RUN = "cluster-run.json"   # beside the course: what test_cluster_grading checks of the run

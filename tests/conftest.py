@@ -1,7 +1,9 @@
 """Shared fixtures: one disposable copy of the course, released once per test session."""
+import ast
 import importlib.util
 import json
 import os
+import re
 import signal
 import shutil
 import socket
@@ -12,6 +14,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from grader.course import REPO_ROOT, chapters, run_nbgrader
@@ -175,6 +178,40 @@ def load_answers(chapter: str) -> dict:
 def partial_sets(answers: dict) -> dict:
     """{set: {grade_id: source}} for the partial sets that load_answers found, in PARTIAL_SETS order."""
     return {name: answers[name] for name in PARTIAL_SETS if name in answers}
+
+
+def _defined_names(source: str) -> set:
+    """The functions and classes a solution cell defines."""
+    return {node.name for node in ast.parse(source).body
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+
+
+def partial_students(chapter: str, answers: dict) -> dict:
+    """{student: [partial sets]}: who hands in each partial set of `chapter`, as few students as hold them
+    (test_chapters grades each once). Sets share a student where no exercise answered by one is
+    answered by another, and no cell of one's exercises (the solution, or its test) names a function
+    or class another one's exercises define: one set's mistake must never be what fails another's
+    test. The student is named after its sets."""
+    nb = nbformat.read(ANSWERS_DIR.parent.parent / "solutions" / chapter / f"{chapter}.ipynb", as_version=4)
+    cells = {c.metadata["nbgrader"]["grade_id"]: c.source for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id")}
+
+    def touches(one: dict, other: dict) -> bool:
+        if one.keys() & other.keys():
+            return True
+        names = set().union(*(_defined_names(cells[g]) for g in other))
+        text = "\n".join(cells[g] + "\n" + cells.get(f"{g}_tests", "") for g in one)
+        return any(re.search(rf"\b{re.escape(name)}\b", text) for name in names)
+
+    packs = []   # [[set names]]
+    partial = partial_sets(answers)
+    for name, answered in partial.items():
+        pack = next((p for p in packs if not any(touches(answered, partial[other]) or touches(partial[other], answered)
+                                                 for other in p)), None)
+        if pack is None:
+            packs.append([name])
+        else:
+            pack.append(name)
+    return {"-and-".join(pack): pack for pack in packs}
 
 
 ALL_CHAPTERS = chapters(REPO_ROOT)

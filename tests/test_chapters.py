@@ -13,13 +13,14 @@ in six versions (tests/chapter_classes.py grades them all once).
 - `course_copy`, `more_wrong`, `found_wrong`, `review_wrong`, `review_more_wrong` (where a chapter
   has them): the reference with some exercises answered by binding the course's own copy, or by a
   further mistake (the last three: mistakes that reviews found passing an earlier version of the
-  hidden checks) -> 0 on those test cells, full points on the others
+  hidden checks) -> 0 on those test cells, full points on the others. Sets that answer exercises
+  apart, and name nothing of each other's, are handed in by one student (conftest.partial_students)
 """
 import json
 
 import pytest
 
-from conftest import ALL_CHAPTERS, ANSWER_SETS, PARTIAL_SETS, load_answers, partial_sets
+from conftest import ALL_CHAPTERS, ANSWER_SETS, PARTIAL_SETS, load_answers, partial_sets, partial_students
 from grader.course import REPO_ROOT, source_notebook
 from grader.pipeline import SKIP_WHEN_GRADING
 from gradebook_rows import cell_scores
@@ -99,15 +100,19 @@ def test_overfit_answers_pass_the_visible_tests(graded, chapter):
 def test_partial_answer_sets_score_zero_where_they_answer(graded, chapter, answer_set):
     """The course's own copy bound to an exercise's name, or a further mistake, gets 0 for that
     exercise; the reference's answers in the rest of the notebook keep their points."""
-    answered = partial_sets(load_answers(chapter)).get(answer_set)
-    if not answered:
+    answers = load_answers(chapter)
+    partial = partial_sets(answers)
+    if answer_set not in partial:
         pytest.skip(f"{chapter} has no {answer_set} answers")
-    scores = graded(chapter)[answer_set]["scores"]
-    targets = {f"{grade_id}_tests" for grade_id in answered}
+    student, sets = next((student, sets) for student, sets in partial_students(chapter, answers).items()
+                         if answer_set in sets)
+    scores = graded(chapter)[student]["scores"]
+    targets = {f"{grade_id}_tests" for grade_id in partial[answer_set]}
     assert targets <= set(scores), f"no test cells {sorted(targets - set(scores))}"
     passed = {name: s for name, s in scores.items() if name in targets and s[0]}
     assert not passed, f"{answer_set} answers got points: {passed}"
-    lost = {name: s for name, s in scores.items() if name not in targets and s[0] != s[1]}
+    others = {f"{grade_id}_tests" for name in sets for grade_id in partial[name]}   # the sets beside it
+    lost = {name: s for name, s in scores.items() if name not in others and s[0] != s[1]}
     assert not lost, f"the reference's answers beside them lost points: {lost}"
 
 
