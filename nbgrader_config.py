@@ -7,6 +7,10 @@ Each setting below guards against a pitfall that tests/test_nbgrader_config.py e
 import os
 
 from grader.course import COURSE_ID, EXCHANGE, RELEASE, SOURCE
+from grader import gradebook_schema
+
+# New gradebooks get their schema version without nbgrader's `alembic heads` process (1.3 CPU-s each)
+gradebook_schema.install()
 
 c = get_config()  # noqa: F821 (injected by traitlets)
 

@@ -17,12 +17,14 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from grader import gradebook_schema
 from grader.course import REPO_ROOT, chapters, run_nbgrader
 from grader.release import release
 from submissions import copy_course
 from waiting import process_alive, wait_until
 
 ANSWERS_DIR = Path(__file__).parent / "answers"
+gradebook_schema.install()   # the tests' own gradebooks, as the course's processes make theirs
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -157,3 +157,33 @@ print(sorted(set(sys.modules) - modules), len(re._cache) - patterns)
                                       script=script, errors=tmp_path / "err")
     assert code == 0, (tmp_path / "err").read_text()[-3000:]
     assert out.read_text().strip() == "[] 0", out.read_text()
+
+
+def test_cold_nbgrader_and_the_coordinators_gradebooks_get_the_schema_version_without_alembic(tmp_path):
+    """The same outside the warm nbgrader (grader/gradebook_schema.py): a cold `nbgrader` command in a
+    course with the course's nbgrader_config.py, and a process that makes gradebooks the way batches
+    and the coordinator do (grader/class_grading/transfer.py). Neither finds alembic on PATH here,
+    and each new gradebook carries the version that nbgrader's own `alembic heads` gives."""
+    import shutil
+    import sqlite3
+    import subprocess
+    import sys
+    from grader.course import REPO_ROOT
+    no_alembic = dict(tool_env(), PATH="/nonexistent")
+    course = tmp_path / "course"
+    course.mkdir()
+    shutil.copy(REPO_ROOT / "nbgrader_config.py", course)
+    cold = subprocess.run([sys.executable, "-m", "nbgrader", "db", "student", "add", "s1"], cwd=course,
+                          env=no_alembic, capture_output=True, text=True, timeout=300)
+    assert cold.returncode == 0, cold.stderr[-3000:]
+    made = subprocess.run([sys.executable, "-c", "import sys, grader.class_grading.transfer\n"
+                           "from nbgrader.api import Gradebook\nGradebook('sqlite:///' + sys.argv[1]).close()",
+                           str(tmp_path / "batch.db")], env=no_alembic, capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stderr[-3000:]
+    from nbgrader.dbutil import _temp_alembic_ini
+    with _temp_alembic_ini("sqlite:////tmp/gradebook.db") as ini:    # nbgrader's own way, where alembic is
+        heads = subprocess.run(["alembic", "-c", ini, "heads"], env=tool_env(), capture_output=True, text=True,
+                               check=True).stdout
+    for db in (course / "gradebook.db", tmp_path / "batch.db"):
+        with sqlite3.connect(db) as conn:
+            assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [(heads.split()[0],)]

@@ -8,6 +8,12 @@ from pathlib import Path, PurePosixPath
 
 from nbgrader.api import Gradebook, MissingEntry
 
+from grader import gradebook_schema
+
+# the workers' scratch gradebooks and the coordinator's are new ones: their schema version read here,
+# not by an `alembic heads` process each (grader/gradebook_schema.py)
+gradebook_schema.install()
+
 
 def read_tree(root: Path, skip=(".ipynb_checkpoints", "__pycache__")) -> dict:
     """{relative posix path: bytes} of the plain files under `root`. Symlinks and anything that is

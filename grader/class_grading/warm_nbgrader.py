@@ -15,17 +15,11 @@ import traceback
 from grader.wall import fork_server
 
 
-def remember_alembic_head() -> None:
-    """nbgrader asks `alembic heads`, a process of its own (1.3 CPU-s), for the gradebook schema's
-    version each time it creates a gradebook, which each batch's scratch course does. The answer
-    depends only on the installed nbgrader: asked once here, for every fork."""
-    import subprocess
-    import nbgrader.api
-    try:
-        head = nbgrader.api.get_alembic_version()
-    except (OSError, subprocess.CalledProcessError):
-        return       # no alembic here: each fork asks, and says why if it must, as nbgrader alone does
-    nbgrader.api.get_alembic_version = lambda: head
+def preload_schema_version() -> None:
+    """The gradebook schema's version, read once for every fork (grader/gradebook_schema.py)."""
+    from grader import gradebook_schema
+    gradebook_schema.install()
+    gradebook_schema.alembic_head()
 
 
 def warm_html_rendering() -> None:
@@ -46,7 +40,7 @@ def warm_html_rendering() -> None:
 # what `nbgrader autograde`, `generate_feedback` and the course's other commands import, with the
 # course's nbgrader_config.py; and the gradebook's database driver, which SQLAlchemy imports at
 # the first connection (0.16 of a `nbgrader db student add`'s 0.24 CPU-s)
-PRELOAD = (remember_alembic_head, "nbgrader.apps.nbgraderapp", "nbgrader.apps.autogradeapp", "nbgrader.converters.autograde",
+PRELOAD = (preload_schema_version, "nbgrader.apps.nbgraderapp", "nbgrader.apps.autogradeapp", "nbgrader.converters.autograde",
            "nbgrader.preprocessors", "nbconvert.preprocessors", "grader.pipeline", "grader.judge.preprocessor",
            "grader.wall.execute", "grader.preprocessors.deduplicate_ids", "grader.preprocessors.restore_test_cells",
            "grader.preprocessors.strip_hidden_tests", "grader.preprocessors.flag_for_manual_grading",
