@@ -85,7 +85,7 @@ hub: setup $(PROXY)  ## JupyterHub for a class from ROSTER (hub/roster.txt): mak
 # rather than holding CI to its own limit; a quiet 2-core machine needs about 700.
 BESIDE_LOG := .beside.log
 BESIDE := tests/test_hub.py tests/test_hub_limits.py tests/test_autofeedback.py
-LATER := tests/test_run_all.py tests/test_no_answer_ships.py tests/test_regrade.py
+LATER := tests/test_run_all.py tests/test_no_answer_ships.py
 TEST_TIMEOUT ?= 3600
 STOP_HANG = timeout -k 60 -s INT $(TEST_TIMEOUT)
 test: setup $(PROXY)  ## run the whole suite: harness tests, end-to-end grading, nbval on solutions/
