@@ -645,6 +645,16 @@ def test_a_classmate_cannot_reach_a_students_kernel(hub, students):
     assert run(ka, "print('alive')").strip() == "alive"
 
 
+def test_a_students_server_looks_for_no_language_server(hub, students):
+    """The class has no language server installed: jupyter_lsp would only look for one at each start
+    of each server, so it is off (grader/hub/deploy.py, UNUSED_SERVER_EXTENSIONS): its route is gone."""
+    a, _ = students
+    a.start()
+    with pytest.raises(AssertionError, match="HTTP 404"):
+        hub_call(f"{hub.url}/user/{a.name}/lsp/status", a.token)
+    assert a.server_api("/status")["started"], "the server itself answers"
+
+
 # A's process, started from A's kernel as A, outside A's server's session, for at most SQUAT_SECONDS: it
 # takes each TCP port it is given as soon as it can and records whatever is sent there, and keeps trying
 # to bind, remove or open the Unix sockets it is given; its record, as JSON, goes to a file in A's home.

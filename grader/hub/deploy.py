@@ -39,6 +39,10 @@ INSTRUCTOR_SERVER_EXTENSIONS = ["nbgrader.server_extensions.formgrader", "nbgrad
 # and reads nbgrader_config.py from the home, not from the course directory: each instructor gets a
 # link to the course directory and a config that loads the course's own (its grading pipeline).
 COURSE_LINK = "course-directory"
+# Server extensions nobody's server loads: jupyter_lsp (installed with JupyterLab) looks for language
+# servers at each start and the course installs none; off, a server starts in 1.55 CPU-s, not 1.84
+# (3 starts each, alternated, 2026-11-30).
+UNUSED_SERVER_EXTENSIONS = {"jupyter_lsp": False}
 INSTRUCTOR_LAB_PLUGINS = ["@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:course-list",
                           "@jupyter/nbgrader:create-assignment"]
 # Each person's kernels talk to their server over Unix sockets in the person's runtime folder (mode 700),
@@ -148,6 +152,7 @@ def configure_homes(people, layout: HubLayout) -> None:
             nbgrader = server = "c = get_config()  # noqa: F821\n"
             extensions = {name: False for name in INSTRUCTOR_SERVER_EXTENSIONS}
             plugins = {name: True for name in INSTRUCTOR_LAB_PLUGINS}
+        extensions.update(UNUSED_SERVER_EXTENSIONS)
         settings = home / ".jupyter"
         _write(settings / "nbgrader_config.py", nbgrader, person.name)
         _write(settings / "jupyter_server_config.py", server, person.name)
