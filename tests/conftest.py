@@ -18,7 +18,7 @@ import nbformat
 import pytest
 
 from grader import gradebook_schema
-from grader.course import REPO_ROOT, chapters, run_nbgrader
+from grader.course import REPO_ROOT, chapters, run_nbgrader, source_notebook
 from grader.release import release
 from submissions import copy_course
 from waiting import process_alive, wait_until
@@ -189,12 +189,12 @@ def _defined_names(source: str) -> set:
 
 
 def partial_students(chapter: str, answers: dict) -> dict:
-    """{student: [partial sets]}: who hands in each partial set of `chapter`, as few students as hold them
-    (test_chapters grades each once). Sets share a student where no exercise answered by one is
-    answered by another, and no cell of one's exercises (the solution, or its test) names a function
-    or class another one's exercises define: one set's mistake must never be what fails another's
-    test. The student is named after its sets."""
-    nb = nbformat.read(ANSWERS_DIR.parent.parent / "solutions" / chapter / f"{chapter}.ipynb", as_version=4)
+    """{student: [partial sets]}: who hands in each partial set of `chapter` (test_chapters grades each
+    once), packed first-fit in PARTIAL_SETS order. Sets share a student where no exercise answered by
+    one is answered by another, and no cell of one's exercises (the solution, or its test) names a
+    function or class another one's exercises define: one set's mistake must never be what fails
+    another's test. The student is named after its sets."""
+    nb = nbformat.read(source_notebook(chapter), as_version=4)
     cells = {c.metadata["nbgrader"]["grade_id"]: c.source for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id")}
 
     def touches(one: dict, other: dict) -> bool:
