@@ -310,44 +310,56 @@ def test_counters_see_work_the_student_could_hide(monkeypatch):
         assert seen[name][0] >= 300, (name, seen)       # a step per number or per row, in any thread
 
 
-def test_threads_an_earlier_cell_left_add_nothing_to_the_count(monkeypatch):
+# In a process of its own, as a student's kernel is: here, the test process's own threads (what earlier
+# tests left running) would be counted too, and once were (91 calls in one measurement of five).
+EARLIER_CELLS_THREADS = """
+import json, threading, time
+import IPython.display
+import torch
+from tqdm import tqdm
+from grader.judge.probe_kernel import _course_probe
+IPython.display.display = lambda *a, **k: None
+tqdm.monitor_interval = 0.001
+bar = tqdm(total=1, mininterval=0, miniters=2, disable=False)   # starts the monitor
+monitor = tqdm.monitor
+assert monitor is not None and monitor.is_alive()
+from concurrent.futures import ThreadPoolExecutor
+idle_pool, started = ThreadPoolExecutor(4), threading.Barrier(4)
+for done in [idle_pool.submit(started.wait) for _ in range(4)]:   # all four threads made, then idle
+    done.result()
+seen = []
+
+def hidden_checks(check, rng):
+    x = torch.randn(40, 6, generator=rng)
+    for _ in range(5):
+        seen.append(check.count_work(lambda a: (time.sleep(0.02), a @ a.T)[1], x)[1:])
+
+try:
+    _course_probe(hidden_checks, 7, "gram_tests")
+finally:
+    idle_pool.shutdown()
+    bar.close()
+    if tqdm.monitor is not None:
+        tqdm.monitor.exit()
+print(json.dumps({"seen": seen, "monitor_alive": monitor.is_alive()}))
+"""
+
+
+def test_threads_an_earlier_cell_left_add_nothing_to_the_count():
     """A notebook that showed a tqdm bar leaves tqdm's monitor thread running; it wakes on its own
     schedule (10 s; here every millisecond) and runs Python: counted, whole-tensor code would score as
     a loop whenever a wake-up fell inside a measurement, a grade that depends on timing. An idle thread
     pool's worker (a DataLoader's, an executor's) is reported by the profiler with the frames it has
     open: counted, every measurement of that notebook grows by its depth (CI saw 19 calls where 10 is
     the bound, after a test had left Dask's offload thread in the process)."""
-    import threading
-    import time
-    from concurrent.futures import ThreadPoolExecutor
-
-    import IPython.display
-    from tqdm import tqdm
-    from grader.judge.probe_kernel import _course_probe
-    monkeypatch.setattr(IPython.display, "display", lambda *a, **k: None)
-    monkeypatch.setattr(tqdm, "monitor_interval", 0.001)
-    bar = tqdm(total=1, mininterval=0, miniters=2, disable=False)   # starts the monitor
-    monitor = tqdm.monitor
-    assert monitor is not None and monitor.is_alive()
-    idle_pool, started = ThreadPoolExecutor(4), threading.Barrier(4)
-    for done in [idle_pool.submit(started.wait) for _ in range(4)]:   # all four threads made, then idle
-        done.result()
-    seen = []
-
-    def hidden_checks(check, rng):
-        x = torch.randn(40, 6, generator=rng)
-        for _ in range(5):
-            seen.append(check.count_work(lambda a: (time.sleep(0.02), a @ a.T)[1], x)[1:])
-
-    try:
-        _course_probe(hidden_checks, 7, "gram_tests")
-    finally:
-        idle_pool.shutdown()
-        bar.close()
-        if tqdm.monitor is not None:
-            tqdm.monitor.exit()
-    assert all(calls <= 10 and ops <= 2 for calls, ops in seen), seen
-    assert not monitor.is_alive(), "tqdm's monitor stopped, not the function's work"
+    import subprocess
+    import sys
+    run = subprocess.run([sys.executable, "-c", EARLIER_CELLS_THREADS], cwd=REPO_ROOT, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    result = json.loads(run.stdout.strip().splitlines()[-1])
+    assert all(calls <= 10 and ops <= 2 for calls, ops in result["seen"]), result["seen"]
+    assert not result["monitor_alive"], "tqdm's monitor stopped, not the function's work"
 
 
 def test_a_thread_past_the_limit_never_leaves_its_caller_waiting(monkeypatch):
